@@ -1,0 +1,88 @@
+"""The command line: the only place that prints verdicts and exits.
+
+Each subcommand lives in its own module and is loaded only when it runs, so `callgraph reach`
+never imports torch (the `dump` command's hook module does) and start-up stays fast.
+"""
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+from enum import IntEnum
+
+import click
+
+from . import __version__
+from .errors import CallgraphError
+
+
+class ExitCode(IntEnum):
+    REACHED = 0
+    OK = 0
+    UNREACHABLE = 1
+    BROKEN = 1
+    UNKNOWN = 2
+    ERROR = 3
+
+
+# name -> "module:attribute" of a click command; loaded on first use.
+SUBCOMMANDS = {
+    "reach": "callgraph.commands.reach:reach",
+    "graph": "callgraph.commands.graph:graph",
+    "check": "callgraph.commands.check:check",
+    "dump": "callgraph.hooks.cli:dump",
+    "export": "callgraph.commands.export:export",
+    "callers": "callgraph.commands.callers:callers",
+    "callees": "callgraph.commands.callers:callees",
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx):
+        return sorted(name for name in SUBCOMMANDS if _available(name))
+
+    def get_command(self, ctx, name):
+        if name not in SUBCOMMANDS or not _available(name):
+            return None
+        module, attr = SUBCOMMANDS[name].split(":")
+        return getattr(importlib.import_module(module), attr)
+
+
+def _available(name: str) -> bool:
+    module = SUBCOMMANDS[name].split(":")[0]
+    return importlib.util.find_spec(module) is not None
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="callgraph")
+def cli() -> None:
+    """Prove how data flows through PyTorch model wrapper hierarchies."""
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI; map library errors to one line on stderr and a named exit code."""
+    try:
+        rv = cli.main(args=argv, prog_name="callgraph", standalone_mode=False)
+    except CallgraphError as exc:
+        click.echo(f"callgraph: error: {exc}", err=True)
+        return int(exc.exit_code)
+    except click.exceptions.Abort:
+        click.echo("callgraph: aborted", err=True)
+        return int(ExitCode.ERROR)
+    except click.ClickException as exc:
+        exc.show()
+        return int(ExitCode.ERROR)
+    except KeyboardInterrupt:
+        click.echo("callgraph: interrupted", err=True)
+        return 130
+    if isinstance(rv, int):
+        return rv
+    return int(ExitCode.OK)
+
+
+def entry() -> None:  # pragma: no cover - console script shim
+    sys.exit(main())
+
+
+if __name__ == "__main__":  # pragma: no cover
+    entry()

@@ -1,0 +1,180 @@
+"""The one data model every part of callgraph shares.
+
+The static side produces these records, the outputs (text, JSON, DOT), the CI gate and the
+companion hook module consume them. Everything here is plain data: frozen dataclasses with a
+JSON round-trip, so a proof written by `reach --json` can be read back by `callgraph dump`
+without importing any of the analysis.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from enum import Enum
+from typing import Any, Iterable
+
+
+class Verdict(str, Enum):
+    """The answer of a reach query (see docs/verdicts.md)."""
+
+    REACHED = "reached"
+    UNREACHABLE = "unreachable"
+    UNKNOWN = "unknown"
+
+
+# Rules an edge may record. The semantics registry is the authority; this tuple documents them
+# for consumers (renderers, the gate) that must not import the analysis.
+RULES = (
+    "direct",           # a name or attribute resolved to a def (index or Jedi)
+    "constructor",      # Class(...) runs Class.__init__
+    "module-call",      # nn.Module instance called -> forward (or an overriding __call__)
+    "call-method",      # instance of a plain class called -> __call__
+    "init-attribute",   # receiver typed from self.x = ... assignments
+    "param-binding",    # receiver typed from the argument bound at the caller's call site
+    "mro",              # inherited method found on a base class
+    "super",            # super().m(...)
+    "container",        # element of ModuleList / Sequential / ModuleDict / list of layers
+    "property",         # value of a @property getter
+    "return-type",      # value returned by a helper or factory
+    "partial",          # functools.partial(f, ...) called
+    "decorator",        # decorated def kept as itself (@torch.no_grad() and the like)
+    "class-hierarchy",  # receiver of a base type -> every override
+    "bound",            # factory resolved by a user binding (--bind)
+    "jedi",             # Jedi's goto/infer answered where the index could not
+    "callback",         # an in-tree callable handed to external code, which may call it
+)
+
+
+@dataclass(frozen=True)
+class Hop:
+    """One call edge on a path, with its evidence."""
+
+    caller: str
+    callee: str
+    site: str   # "path:line:col", path relative to the root
+    expr: str   # the callee expression as written
+    rule: str
+
+    @property
+    def site_path(self) -> str:
+        return self.site.rsplit(":", 2)[0]
+
+    @property
+    def site_line(self) -> int:
+        return int(self.site.rsplit(":", 2)[1])
+
+
+# A graph edge carries exactly the evidence a path hop does.
+Edge = Hop
+
+
+@dataclass(frozen=True)
+class Unresolved:
+    """A call site the analysis could not resolve, with the reason."""
+
+    caller: str
+    site: str
+    expr: str
+    why: str
+
+
+@dataclass(frozen=True)
+class Node:
+    name: str
+    file: str
+    line: int
+
+
+@dataclass(frozen=True)
+class Stats:
+    functions_visited: int = 0
+    call_sites: int = 0
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class Proof:
+    """The answer of `reach`, shared by `reach --json`, the CI gate and the hook module."""
+
+    verdict: Verdict
+    entry: str
+    target: str
+    root: tuple[str, ...]
+    tool_version: str
+    path: tuple[Hop, ...] = ()
+    attribute_chain: tuple[str, ...] = ()
+    unresolved: tuple[Unresolved, ...] = ()
+    stats: Stats = field(default_factory=Stats)
+    all_paths: tuple[tuple[Hop, ...], ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        data = {
+            "verdict": self.verdict.value,
+            "entry": self.entry,
+            "target": self.target,
+            "root": list(self.root),
+            "tool_version": self.tool_version,
+            "path": [asdict(h) for h in self.path],
+            "attribute_chain": list(self.attribute_chain),
+            "unresolved": [_unresolved_json(u) for u in self.unresolved],
+            "stats": asdict(self.stats),
+        }
+        if self.all_paths:
+            data["all_paths"] = [[asdict(h) for h in p] for p in self.all_paths]
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "Proof":
+        return cls(
+            verdict=Verdict(data["verdict"]),
+            entry=data["entry"],
+            target=data["target"],
+            root=tuple(data.get("root", ())),
+            tool_version=data.get("tool_version", ""),
+            path=tuple(Hop(**h) for h in data.get("path", ())),
+            attribute_chain=tuple(data.get("attribute_chain", ())),
+            unresolved=tuple(
+                Unresolved(caller=u.get("caller", ""), site=u["site"], expr=u["expr"], why=u["why"])
+                for u in data.get("unresolved", ())
+            ),
+            stats=Stats(**data.get("stats", {})),
+            all_paths=tuple(tuple(Hop(**h) for h in p) for p in data.get("all_paths", ())),
+        )
+
+    def dumps(self) -> str:
+        return json.dumps(self.to_json(), indent=2)
+
+
+def _unresolved_json(u: Unresolved) -> dict[str, str]:
+    return {"caller": u.caller, "site": u.site, "expr": u.expr, "why": u.why}
+
+
+@dataclass(frozen=True)
+class GraphView:
+    """A slice of the call graph: what `callees`, `callers` and `export --format json` print."""
+
+    root: tuple[str, ...]
+    entry: str
+    tool_version: str
+    nodes: tuple[Node, ...]
+    edges: tuple[Edge, ...]
+    unresolved: tuple[Unresolved, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "root": list(self.root),
+            "entry": self.entry,
+            "tool_version": self.tool_version,
+            "nodes": [asdict(n) for n in self.nodes],
+            "edges": [asdict(e) for e in self.edges],
+            "unresolved": [_unresolved_json(u) for u in self.unresolved],
+        }
+
+
+def short_name(qualname: str, classes: Iterable[str] = ()) -> str:
+    """`a.b.mod.Class.method` -> `Class.method` when Class is a known class qualname."""
+    known = set(classes)
+    parts = qualname.split(".")
+    for i in range(len(parts) - 1, 0, -1):
+        if ".".join(parts[:i]) in known:
+            return ".".join(parts[i - 1:])
+    return parts[-1]
