@@ -1,0 +1,93 @@
+"""Pinned upstream wheels for the real cases, fetched once and unpacked outside the repo.
+
+`fetch("sglang==0.5.23")` runs `pip download --no-deps` into the cache, unzips the wheel into
+`<cache>/<name>-<version>/` (to a temporary folder first, then renamed, so a killed run never
+leaves a half-unpacked tree) and returns that folder. Nothing is imported from it: the analyzer
+only reads the source.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+
+
+class RegistryUnavailable(RuntimeError):
+    """pip could not reach the package registry (offline machine, proxy, outage)."""
+
+
+_OFFLINE_HINTS = ("Could not find a version", "No matching distribution", "Failed to establish",
+                  "Network is unreachable", "Temporary failure in name resolution",
+                  "Connection refused", "ProxyError", "timed out", "Max retries")
+
+
+def cache_dir() -> Path:
+    if os.environ.get("CALLGRAPH_TEST_CACHE"):
+        return Path(os.environ["CALLGRAPH_TEST_CACHE"])
+    xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(xdg) / "callgraph-tests"
+
+
+def _split(spec: str) -> tuple[str, str]:
+    match = re.fullmatch(r"([A-Za-z0-9_.\-]+)==([A-Za-z0-9_.+\-]+)", spec.strip())
+    if not match:
+        raise ValueError(f"pin an exact version, e.g. name==1.2.3: {spec!r}")
+    return match.group(1), match.group(2)
+
+
+def _normal(name: str) -> str:
+    return re.sub(r"[-_.]+", "_", name).lower()
+
+
+def _find_wheel(wheels: Path, name: str, version: str) -> Path | None:
+    prefix = f"{_normal(name)}-{version}-"
+    for wheel in sorted(wheels.glob("*.whl")):
+        if _normal(wheel.name.split("-", 1)[0]) + "-" + wheel.name.split("-")[1] + "-" == prefix:
+            return wheel
+    return None
+
+
+def fetch(spec: str) -> Path:
+    """Return the unpacked folder of the wheel pinned by `spec` (`name==version`)."""
+    name, version = _split(spec)
+    root = cache_dir()
+    target = root / f"{_normal(name)}-{version}"
+    if target.is_dir():
+        return target
+    wheels = root / "wheels"
+    wheels.mkdir(parents=True, exist_ok=True)
+    wheel = _find_wheel(wheels, name, version)
+    if wheel is None:
+        proc = subprocess.run(
+            [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
+             "--disable-pip-version-check", "-q", spec, "-d", str(wheels)],
+            capture_output=True, text=True)
+        wheel = _find_wheel(wheels, name, version)
+        if proc.returncode != 0 or wheel is None:
+            message = (proc.stderr or proc.stdout).strip().splitlines()
+            last = message[-1] if message else f"pip exited {proc.returncode}"
+            if any(hint in (proc.stderr + proc.stdout) for hint in _OFFLINE_HINTS):
+                raise RegistryUnavailable(f"cannot download {spec}: {last}")
+            raise RuntimeError(f"pip download {spec} failed: {last}")
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=root))
+    try:
+        with zipfile.ZipFile(wheel) as zf:
+            zf.extractall(tmp)
+        try:
+            tmp.rename(target)
+        except OSError:
+            if not target.is_dir():  # not a concurrent run that won the race
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return target
+
+
+if __name__ == "__main__":  # python3 tests/upstream.py sglang==0.5.23 ...
+    for arg in sys.argv[1:]:
+        print(fetch(arg))
