@@ -1,0 +1,133 @@
+"""`callgraph check`: the CI gate. Contracts from config, or the functions a patch touches.
+
+Returns the exit code (0 kept, 1 broken, 2 unknown and none broken under `--unknown fail`);
+invalid config and usage errors raise (ConfigError / click.UsageError), which `cli.main` turns
+into one line and exit 3. Everything else lives in `callgraph.gate`.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import click
+
+from ..errors import BindingError
+from ..gate.baseline import load_baseline, with_drift, write_baseline
+from ..gate.config import Config, Contract, load_config
+from ..gate.contracts import Analyses, evaluate
+from ..gate.frontier import labels_for
+from ..gate.junit import write_junit
+from ..gate.patch import read_patch, touched_functions
+from ..gate.report import render_github, render_json, render_text
+from ..gate.results import exit_code
+
+
+@click.command("check")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False),
+              help="Config file (INI like setup.cfg, or a .toml); default: ./setup.cfg "
+                   "[callgraph], else ./pyproject.toml [tool.callgraph].")
+@click.option("--contract", "contract_ids", multiple=True, metavar="ID",
+              help="Check only this contract (repeatable).")
+@click.option("--junit-xml", type=click.Path(dir_okay=False), help="Write a JUnit XML report.")
+@click.option("--baseline", type=click.Path(dir_okay=False),
+              help="Accepted witness paths (JSON); kept contracts whose path moved are drifted.")
+@click.option("--update-baseline", is_flag=True, help="Write this run's paths to the baseline.")
+@click.option("--fail-on-drift", is_flag=True, default=None, help="A drifted path fails (exit 1).")
+@click.option("--unknown", type=click.Choice(["fail", "warn"]), default=None,
+              help="An unknown verdict fails with exit 2 (default) or only warns.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "github"]), default=None,
+              help="Report format (github: text plus ::error annotations).")
+@click.option("--patch", "patch_file", type=click.Path(dir_okay=False),
+              help="A unified diff against the tree: every function it touches must be reached.")
+@click.option("--entry", "entries", multiple=True, metavar="NAME",
+              help="Entry point for --patch (repeatable); default: the config's entries.")
+@click.option("--root", "roots", multiple=True, metavar="DIR",
+              help="Source root (repeatable); overrides the config's roots.")
+@click.option("--package", default=None, help="Analyse an installed package.")
+@click.option("--bind", "binds", multiple=True, metavar="FACTORY=CLASS",
+              help="Resolve a factory to a class (repeatable); overrides the config's bindings.")
+@click.option("--cache-dir", type=click.Path(file_okay=False), default=None)
+@click.option("--no-cache", is_flag=True, help="Do not read or write the analysis cache.")
+def check(config_path, contract_ids, junit_xml, baseline, update_baseline, fail_on_drift, unknown,
+          fmt, patch_file, entries, roots, package, binds, cache_dir, no_cache) -> int:
+    """Check call-path contracts (or a patch's touched functions) for CI."""
+    overrides = {
+        "roots": tuple(str(Path(r).resolve()) for r in roots),
+        "package": package, "bindings": _binds(binds), "entries": tuple(entries),
+        "unknown": unknown, "format": fmt, "fail_on_drift": fail_on_drift,
+        "baseline": Path(baseline) if baseline else None,
+    }
+    cfg = load_config(config_path, Path.cwd(), overrides, required=patch_file is None)
+    analyses = Analyses(cache_dir=cache_dir, use_cache=not no_cache)
+    notes: list[str] = []
+    if patch_file is not None:
+        if contract_ids or update_baseline or baseline:
+            raise click.UsageError("--patch checks the patch's functions only; it takes no "
+                                   "--contract, --baseline or --update-baseline")
+        cfg = replace(cfg, baseline=None)
+        contracts, notes = _patch_contracts(cfg, Path(patch_file), analyses)
+    else:
+        contracts = _select(cfg, contract_ids)
+    old = {}
+    if cfg.baseline is not None:
+        old = load_baseline(cfg.baseline, missing_ok=update_baseline)
+    elif update_baseline:
+        raise click.UsageError("--update-baseline needs --baseline FILE (or baseline = in config)")
+    results = evaluate(contracts, analyses, cfg.max_seconds, old)
+    if old:
+        results = with_drift(results, old)
+    code = exit_code(results, cfg.unknown, cfg.fail_on_drift)
+    patch = patch_file is not None
+    if cfg.format == "json":
+        click.echo(render_json(results, code, patch, notes))
+    elif cfg.format == "github":
+        click.echo(render_github(results, cfg.unknown, cfg.fail_on_drift, patch, notes))
+    else:
+        click.echo(render_text(results, patch, notes))
+    if junit_xml:
+        write_junit(Path(junit_xml), results, cfg.unknown, cfg.fail_on_drift, patch)
+    if update_baseline:
+        kept = {cid: hops for cid, hops in old.items() if cid not in {c.id for c in contracts}}
+        write_baseline(cfg.baseline, results, kept)
+        click.echo(f"baseline written: {cfg.baseline}", err=True)
+    return code
+
+
+def _binds(values: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    pairs = []
+    for value in values:
+        factory, sep, cls = value.partition("=")
+        if not sep or not factory.strip() or not cls.strip():
+            raise BindingError(f"--bind {value!r}: expected FACTORY=CLASS")
+        pairs.append((factory.strip(), cls.strip()))
+    return tuple(sorted(pairs))
+
+
+def _select(cfg: Config, ids: tuple[str, ...]) -> list[Contract]:
+    if not cfg.contracts:
+        raise click.UsageError(f"{cfg.source}: no contracts (add [callgraph:contract:<id>] "
+                               f"sections or [tool.callgraph.contracts.<id>] tables)")
+    by_id = {c.id: c for c in cfg.contracts}
+    missing = [i for i in ids if i not in by_id]
+    if missing:
+        raise click.UsageError(f"--contract {', '.join(missing)}: no such contract in "
+                               f"{cfg.source} (known: {', '.join(by_id)})")
+    return [by_id[i] for i in ids] if ids else list(cfg.contracts)
+
+
+def _patch_contracts(cfg: Config, patch_file: Path, analyses: Analyses):
+    """One expected-reached contract per touched function, from any of the entries."""
+    if not cfg.entries:
+        raise click.UsageError("--patch needs --entry NAME (or entries = in the [callgraph] config)")
+    changes = read_patch(patch_file)
+    an = analyses.get(cfg.scope)
+    touched, notes = touched_functions(changes, an, Path.cwd())
+    where = f"{cfg.source.name} [callgraph]" if cfg.source else "command line"
+    contracts = []
+    labels = labels_for(an, touched)
+    for qualname, sites in touched.items():
+        lines = ", ".join(sites)
+        contracts.append(Contract(
+            id=labels[qualname], name=f"{labels[qualname]} (touched at {lines})",
+            entries=cfg.entries, target=qualname, expect="reached", scope=cfg.scope, where=where))
+    return contracts, notes
