@@ -128,6 +128,6 @@ def _patch_contracts(cfg: Config, patch_file: Path, analyses: Analyses):
     for qualname, sites in touched.items():
         lines = ", ".join(sites)
         contracts.append(Contract(
-            id=labels[qualname], name=f"{labels[qualname]} (touched at {lines})",
+            id=labels[qualname], name=f"touched at {lines}",
             entries=cfg.entries, target=qualname, expect="reached", scope=cfg.scope, where=where))
     return contracts, notes

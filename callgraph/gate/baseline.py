@@ -60,7 +60,8 @@ def with_drift(results: list[ContractResult],
     for r in results:
         old = baseline.get(r.contract.id)
         if r.status is Status.KEPT and old and r.path and _keys(old) != _keys(r.path):
-            r = replace(r, drift=Drift(old=old, new=r.path, diff=hop_diff(old, r.path, r.labels)))
+            r = replace(r, summary=f"{r.summary}, but the path moved since the baseline",
+                        drift=Drift(old=old, new=r.path, diff=hop_diff(old, r.path, r.labels)))
         out.append(r)
     return out
 
