@@ -1,0 +1,57 @@
+"""The issue's acceptance: `reach` on pinned real trees (SGLang 0.5.23, transformers 5.23.0).
+
+Each case in real_cases.json names its wheel, the root inside it, the expected verdict and, for
+reached cases, the exact path and call sites, with the upstream line of each hop as evidence.
+Cases marked unreachable are *truly* unreachable (the evidence says what was checked): the
+analysis must never report them reached; unreachable, or unknown naming its blockers, passes.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from callgraph.cli import main
+from test_fixtures import check_case
+
+CASES = json.loads((Path(__file__).with_name("real_cases.json")).read_text())
+
+
+@pytest.mark.real
+@pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
+def test_real_case(case: dict, upstream, analysis_cache, capsys) -> None:
+    tree = upstream(case["wheel"])
+    argv = ["reach", case["entry"], case["target"], "--root", str(tree / case["root"])]
+    argv += list(case.get("args", [])) + ["--json", "--cache-dir", str(analysis_cache)]
+    code = main(argv)
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err, err
+    if case["verdict"] == "reached":
+        check_case(case, code, out, err)
+        return
+    proof = json.loads(out)
+    assert proof["verdict"] != "reached", proof["path"]
+    assert proof["verdict"] in ("unreachable", "unknown"), proof["verdict"]
+    if proof["verdict"] == "unknown":
+        assert code == 2 and proof["unresolved"], "unknown must name at least one blocker"
+    else:
+        assert code == 1
+
+
+@pytest.mark.real
+def test_flagship_as_the_issue_states_it(upstream, analysis_cache, capsys) -> None:
+    """KimiK25ForConditionalGeneration reaches DeepseekV2Model through the shared mm helper."""
+    tree = upstream("sglang==0.5.23")
+    code = main(["reach", "KimiK25ForConditionalGeneration", "DeepseekV2Model",
+                 "--root", str(tree / "sglang/srt"), "--json", "--cache-dir", str(analysis_cache)])
+    proof = json.loads(capsys.readouterr().out)
+    assert code == 0 and proof["verdict"] == "reached"
+    assert [proof["path"][0]["caller"]] + [h["callee"] for h in proof["path"]] == [
+        "sglang.srt.models.kimi_k25.KimiK25ForConditionalGeneration.forward",
+        "sglang.srt.managers.mm_utils.general_mm_embed_routine",
+        "sglang.srt.models.deepseek_v2.DeepseekV2ForCausalLM.forward",
+        "sglang.srt.models.deepseek_v2.DeepseekV2Model.forward",
+    ]
+    assert proof["path"][1]["site"].startswith("sglang/srt/managers/mm_utils.py:885:")
+    assert proof["attribute_chain"] == ["language_model", "model"]
