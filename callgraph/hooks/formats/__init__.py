@@ -1,0 +1,50 @@
+"""Output formats, one module each, behind one small interface (`Format`).
+
+A format is told which samples exist already (resume), is handed finished samples whose tensors
+are views into a host buffer that is reused once `write` returns (copy what you keep), and is
+closed once. Registry order is the `--format` choice list; the first is the default.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+
+@dataclass
+class Sample:
+    """One captured sample, trimmed of padding. Tensor views are valid only during `write`."""
+
+    id: int
+    input_ids: torch.Tensor   # [T] int64
+    loss_mask: torch.Tensor   # [T] int64
+    aux: torch.Tensor         # [T, K*H], the K layers concatenated in ascending order
+    final: torch.Tensor       # [T, H], last layer's output after the final norm
+
+
+class Format:
+    name = ""
+
+    def __init__(self, out_dir: Path):
+        self.out_dir = Path(out_dir)
+
+    def done_ids(self) -> set[int]:
+        raise NotImplementedError
+
+    def write(self, samples: list[Sample]) -> int:
+        """Write (or buffer) the samples; returns bytes put on disk by this call."""
+        raise NotImplementedError
+
+    def close(self) -> int:
+        return 0
+
+
+def get_format(name: str):
+    from .safetensors_shards import SafetensorsFormat
+    from .specforge import SpecForgeFormat
+    formats = {f.name: f for f in (SafetensorsFormat, SpecForgeFormat)}
+    return formats[name]
+
+
+FORMAT_NAMES = ("safetensors", "specforge")
