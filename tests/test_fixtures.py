@@ -35,6 +35,13 @@ def run_reach(case: dict, root_base: Path, extra: list[str], capsys) -> tuple[in
     return code, out, err
 
 
+def _proof(code: int, out: str, err: str) -> dict:
+    try:
+        return json.loads(out)
+    except json.JSONDecodeError:
+        pytest.fail(f"no JSON proof on stdout (exit {code}); stderr:\n{err}")
+
+
 def check_case(case: dict, code: int, out: str, err: str) -> None:
     """The assertions shared by the fixture cases and the real cases."""
     assert "Traceback" not in err, err
@@ -46,7 +53,7 @@ def check_case(case: dict, code: int, out: str, err: str) -> None:
             assert text in err, f"{text!r} not in the error message:\n{err}"
         assert len([ln for ln in err.splitlines() if ln.startswith("callgraph: error:")]) == 1, err
         return
-    proof = json.loads(out)
+    proof = _proof(code, out, err)
     assert proof["verdict"] == case["verdict"], (proof["verdict"], proof.get("unresolved"))
     assert code == case["exit_code"]
     if case["verdict"] != "reached":

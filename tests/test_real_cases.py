@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from callgraph.cli import main
-from test_fixtures import check_case
+from test_fixtures import _proof, check_case
 
 CASES = json.loads((Path(__file__).with_name("real_cases.json")).read_text())
 
@@ -30,7 +30,7 @@ def test_real_case(case: dict, upstream, analysis_cache, capsys) -> None:
     if case["verdict"] == "reached":
         check_case(case, code, out, err)
         return
-    proof = json.loads(out)
+    proof = _proof(code, out, err)
     assert proof["verdict"] != "reached", proof["path"]
     assert proof["verdict"] in ("unreachable", "unknown"), proof["verdict"]
     if proof["verdict"] == "unknown":
