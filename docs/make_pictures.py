@@ -72,7 +72,7 @@ def regenerate(folder: Path = PICTURES) -> list[Path]:
     folder.mkdir(parents=True, exist_ok=True)
     written = []
     for picture in ALL:
-        written += draw(picture, [folder / f"{picture.name}{suffix}" for suffix in (".dot", ".svg")])
+        written += draw(picture, [folder / f"{picture.name}{s}" for s in (".dot", ".svg")])
     return written
 
 

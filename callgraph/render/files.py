@@ -34,8 +34,8 @@ def render_proof_file(proof: Proof, analysis: AnalysisLike, out_path: Path | str
     context = None
     if proof.verdict is not Verdict.REACHED and proof.unresolved:
         view = analysis.callees(proof.entry)
-        context = GraphView(view.root, view.entry, view.tool_version, view.nodes,
-                            routes_to(view.edges, proof.entry, [u.caller for u in proof.unresolved]))
+        route = routes_to(view.edges, proof.entry, [u.caller for u in proof.unresolved])
+        context = GraphView(view.root, view.entry, view.tool_version, view.nodes, route)
     names = {proof.entry, proof.target, *(u.caller for u in proof.unresolved if u.caller)}
     names.update(q for path in (proof.path, *proof.all_paths) for h in path
                  for q in (h.caller, h.callee))

@@ -16,7 +16,7 @@ MAX_WHY_CHARS = 60
 
 
 def module_of(file: str) -> str:
-    """`sglang/srt/models/kimi_k25.py` -> `sglang.srt.models.kimi_k25` (packages drop `__init__`)."""
+    """`a/b/mod.py` -> `a.b.mod`; a package's `__init__.py` names the package itself."""
     stem = file[:-3] if file.endswith(".py") else file
     parts = [p for p in stem.replace("\\", "/").split("/") if p]
     if parts and parts[-1] == "__init__":
@@ -27,8 +27,9 @@ def module_of(file: str) -> str:
 def node_label(qualname: str, file: str | None) -> str:
     """`Class.method` for methods, the bare name for functions.
 
-    With the function's file (relative to its import root) the module prefix is exact; without it, a capitalised next-to-last part
-    is taken for the class (PEP 8 naming), which is right for the code this tool reads.
+    With the function's file (relative to its import root) the module prefix is exact; without
+    it, a capitalised next-to-last part is taken for the class (PEP 8 naming), which is right for
+    the code this tool reads.
     """
     if file:
         module = module_of(file)

@@ -50,7 +50,7 @@ class Scene:
 
 def proof_scene(proof: Proof, nodes: Mapping[str, Node],
                 neighbourhood: GraphView | None = None, max_nodes: int = MAX_NODES) -> Scene:
-    """A reach proof: its path(s) highlighted, blocking unresolved sites dashed, optional context."""
+    """A reach proof: path(s) highlighted, blocking unresolved sites dashed, optional context."""
     return _build(
         entry=proof.entry, target=proof.target, title=_proof_title(proof, nodes),
         paths=_paths(proof), unresolved=proof.unresolved,
@@ -118,8 +118,9 @@ def _build(*, entry: str, target: str | None, title: str, paths: Sequence[Sequen
         uid = f"unresolved-{i + 1}"
         if u.caller:
             ranked.setdefault(u.caller, fn(u.caller))
-        ranked[uid] = SceneNode(uid, labels.unresolved_label(u), files.get(u.caller, _site_file(u.site)),
-                                UNRESOLVED, f"{u.site}\n{u.expr}\n{u.why}")
+        file = files.get(u.caller, _site_file(u.site))
+        ranked[uid] = SceneNode(uid, labels.unresolved_label(u), file, UNRESOLVED,
+                                f"{u.site}\n{u.expr}\n{u.why}")
         if u.caller:
             edges.setdefault((u.caller, uid, u.site), SceneEdge(
                 u.caller, uid, labels.unresolved_edge_label(u), False, True, u.site))

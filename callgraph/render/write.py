@@ -71,8 +71,9 @@ def write(graph: "pydot.Dot", out: Path | str, dot_binary: str | None = None) ->
 def _graphviz(binary: str, fmt: str, text: str, tmp: Path, out: Path) -> None:
     try:
         extra = [f"-Gdpi={PNG_DPI}"] if fmt == "png" else []
-        run = subprocess.run([binary, f"-T{fmt}", *extra, "-o", str(tmp)], input=text.encode("utf-8"),
-                             capture_output=True, timeout=DOT_TIMEOUT_S, check=False)
+        run = subprocess.run([binary, f"-T{fmt}", *extra, "-o", str(tmp)],
+                             input=text.encode("utf-8"), capture_output=True,
+                             timeout=DOT_TIMEOUT_S, check=False)
     except subprocess.TimeoutExpired:
         raise RenderError(f"{out}: Graphviz took over {DOT_TIMEOUT_S}s; "
                           "lower --max-nodes or write a .dot file") from None
