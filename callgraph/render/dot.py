@@ -35,7 +35,7 @@ NODE_STYLE = {
 }
 PATH_EDGE = {"color": "#d9480f", "fontcolor": "#d9480f", "penwidth": "2.5", "fontsize": "10",
              "class": "path"}
-UNRESOLVED_EDGE = {"style": "dashed", "color": "#c92a2a", "fontcolor": "#c92a2a",
+UNRESOLVED_EDGE = {"style": "dashed", "arrowhead": "empty", "color": "#c92a2a", "fontcolor": "#c92a2a",
                    "class": "unresolved"}
 
 

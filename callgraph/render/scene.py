@@ -53,7 +53,7 @@ def proof_scene(proof: Proof, nodes: Mapping[str, Node],
     """A reach proof: path(s) highlighted, blocking unresolved sites dashed, optional context."""
     return _build(
         entry=proof.entry, target=proof.target, title=_proof_title(proof, nodes),
-        paths=_paths(proof), unresolved=proof.unresolved,
+        paths=_paths(proof), unresolved=_blocking(proof),
         context=neighbourhood.edges if neighbourhood else (),
         extra_nodes=neighbourhood.nodes if neighbourhood else (),
         nodes=_merge_nodes(nodes, neighbourhood), max_nodes=max_nodes, hidden_unresolved=0)
@@ -75,7 +75,7 @@ def graph_scene(view: GraphView, highlight: Proof | None = None,
     target = None
     if highlight is not None:
         title += "\n" + _proof_title(highlight, known)
-        paths, blocking, target = _paths(highlight), highlight.unresolved, highlight.target
+        paths, blocking, target = _paths(highlight), _blocking(highlight), highlight.target
     shown_sites = {u.site for u in blocking}
     hidden = len({u.site for u in view.unresolved} - shown_sites)
     return _build(entry=view.entry, target=target, title=title, paths=paths, unresolved=blocking,
@@ -124,6 +124,9 @@ def _build(*, entry: str, target: str | None, title: str, paths: Sequence[Sequen
         if u.caller:
             edges.setdefault((u.caller, uid, u.site), SceneEdge(
                 u.caller, uid, labels.unresolved_edge_label(u), False, True, u.site))
+        if target is not None:  # what the site might lead to: the reason the verdict is open
+            edges[(uid, target, "")] = SceneEdge(uid, target, "could reach?", False, True,
+                                                 f"{u.site} may call into {target}")
     context = list(context)
     for hop in context:
         edges.setdefault((hop.caller, hop.callee, hop.site), _edge(hop, on_path=False))
@@ -159,6 +162,11 @@ def _paths(proof: Proof) -> tuple[tuple[Hop, ...], ...]:
     paths = [proof.path] if proof.path else []
     paths += [p for p in proof.all_paths if p and p != proof.path]
     return tuple(paths)
+
+
+def _blocking(proof: Proof) -> tuple[Unresolved, ...]:
+    """Unresolved sites worth drawing: those that keep a proof open (none once it is reached)."""
+    return () if proof.verdict is Verdict.REACHED else proof.unresolved
 
 
 def _nearest_first(entry: str, edges: Sequence[Hop], names: Iterable[str]) -> list[str]:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from render_cases import CAUSAL, KIMI, LAYER, MODEL, PATH, ROUTINE
 
-from callgraph.model import GraphView, Hop, Node
+from callgraph.model import GraphView, Hop, Node, Proof
 from callgraph.render import graph_scene, proof_scene
 from callgraph.render.labels import module_of, node_label
 
@@ -47,7 +47,14 @@ def test_unknown_proof_draws_blocking_sites_dashed(unknown, nodes):
     assert len(sites) == 1 and sites[0].label.startswith("language_model(...)\n")
     edge = next(e for e in scene.edges if e.dst == sites[0].id)
     assert edge.src == ROUTINE and edge.unresolved and not edge.on_path
+    onward = next(e for e in scene.edges if e.src == sites[0].id)
+    assert onward.dst == MODEL and onward.label == "could reach?" and not onward.on_path
     assert "unknown (1 unresolved call site could reach it" in scene.title
+
+
+def test_reached_proof_draws_no_unresolved_sites(reached, unknown, nodes):
+    both = Proof(**{**reached.__dict__, "unresolved": unknown.unresolved})
+    assert not [n for n in proof_scene(both, nodes).nodes if n.role == "unresolved"]
 
 
 def test_graph_scene_highlights_only_the_path(reached, neighbourhood):
