@@ -47,7 +47,7 @@ def graph(entry, target, depth, roots, package, binds, no_cache, cache_dir, max_
                         progress=lambda line: click.echo(line, err=True))
     entry_name = analysis.resolve(entry)
     view = analysis.callees(entry_name, depth)
-    proof = analysis.reach(entry_name, target) if target else None
+    proof = analysis.reach(entry_name, analysis.resolve(target)) if target else None
     render_graph_file(view, analysis, out, highlight=proof, max_nodes=max_nodes, depth=depth)
     verdict = f"; {target}: {proof.verdict.value}" if proof else ""
     click.echo(f"wrote {out} ({len(view.nodes)} functions from {view.entry}{verdict})")
