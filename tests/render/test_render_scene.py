@@ -92,3 +92,13 @@ def test_neighbourhood_unresolved_sites_are_counted_not_drawn(neighbourhood):
     scene = graph_scene(view)
     assert not [n for n in scene.nodes if n.role == "unresolved"]
     assert "1 unresolved call sites in this neighbourhood not drawn" in scene.caption
+
+
+def test_all_paths_are_highlighted(reached, nodes):
+    detour = (Hop(KIMI, CAUSAL, "sglang/srt/models/kimi_k25.py:50:8", "self.language_model(...)",
+                  "init-attribute"), PATH[2])
+    proof = Proof(**{**reached.__dict__, "all_paths": (PATH, detour)})
+    scene = proof_scene(proof, nodes)
+    assert {(e.src, e.dst) for e in scene.edges if e.on_path} == {
+        (h.caller, h.callee) for h in PATH + detour}
+    assert "reached in 3 hops (2 paths)" in scene.title
