@@ -23,14 +23,16 @@ class Analyses:
     """Analysis objects keyed by scope (roots, package, bindings): the sharing the issue asks."""
 
     def __init__(self, factory: Callable[..., Any] | None = None, **options: Any):
-        if factory is None:
-            from ..api import Analysis as factory  # the engine; imported only when a check runs
         self._factory = factory
         self._options = options
         self._cache: dict[Scope, Any] = {}
 
     def get(self, scope: Scope) -> Any:
         if scope not in self._cache:
+            if self._factory is None:
+                from ..api import Analysis  # the engine, imported only when a contract is checked
+
+                self._factory = Analysis
             self._cache[scope] = self._factory(
                 roots=list(scope.roots), package=scope.package, binds=dict(scope.binds),
                 **self._options)

@@ -114,7 +114,9 @@ def touched_functions(changes: list[FileChange], an: Any, cwd: Path):
         if rel is None:
             notes.append(f"{fc.old_path}: not under the analysed roots; skipped")
             continue
-        for line in _lines(fc, an, rel):
+        lines, outside = _lines(fc, an, rel)
+        notes += [f"{rel}:{line}: change outside any function" for line in outside]
+        for line in lines:
             q = an.function_at(rel, line)
             if q is None:
                 notes.append(f"{rel}:{line}: change outside any function")
@@ -123,8 +125,10 @@ def touched_functions(changes: list[FileChange], an: Any, cwd: Path):
     return touched, notes
 
 
-def _lines(fc: FileChange, an: Any, rel: str) -> list[int]:
+def _lines(fc: FileChange, an: Any, rel: str) -> tuple[list[int], list[int]]:
+    """-> (old lines whose function is touched, insertion points outside any function)."""
     out = list(fc.removed)
+    outside = []
     for prev, nxt, first in fc.inserted:
         before = an.function_at(rel, prev) if prev >= 1 else None
         after = an.function_at(rel, nxt)
@@ -132,7 +136,9 @@ def _lines(fc: FileChange, an: Any, rel: str) -> list[int]:
             out.append(prev)
         elif before is not None and not _NEW_DEF.match(first) and first[:1].isspace():
             out.append(prev)       # an indented block appended at the end of a body
-    return sorted(set(out))
+        else:
+            outside.append(max(prev, 1))
+    return sorted(set(out)), sorted(set(outside))
 
 
 def _match(diff_path: str, roots: list[Path], cwd: Path) -> str | None:
