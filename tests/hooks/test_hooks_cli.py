@@ -1,0 +1,76 @@
+"""`callgraph dump` end to end on a tiny local model directory."""
+import json
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+pytest.importorskip("safetensors")
+
+import hooks_tiny as tiny  # noqa: E402
+
+from callgraph.cli import main  # noqa: E402
+from callgraph.hooks import load_index, read_sample  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory):
+    d = tmp_path_factory.mktemp("llama")
+    tiny.llama_config().save_pretrained(d)
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+    vocab = {w: i for i, w in enumerate(["<unk>", "hello", "world", "the", "model"])}
+    tok = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="<unk>").save_pretrained(d)
+    return d
+
+
+def run(capsys, *args):
+    rc = main(["dump", *map(str, args)])
+    return rc, capsys.readouterr().err
+
+
+def test_dump_pretokenized_and_text_lines(tmp_path, model_dir, capsys):
+    data = tiny.write_jsonl(tmp_path / "d.jsonl", tiny.samples(4))
+    with open(data, "a") as f:
+        f.write(json.dumps({"text": "hello the world model"}) + "\n")
+    out = tmp_path / "out"
+    rc, err = run(capsys, "--model", model_dir, "--random-init", "--data", data, "--out", out,
+                  "--layers", "2,4,6", "--convention", "input", "--device", "cpu", "--dtype", "fp32",
+                  "--batch-size", "2")
+    assert rc == 0, err
+    assert "outputs of decoder layers [1,3,5]" in err and "inputs of layers [2,4,6]" in err
+    assert "wrote 5 samples" in err
+    index = load_index(out)
+    assert sorted(index) == [0, 1, 2, 3, 4]
+    assert read_sample(out, 4)["input_ids"].tolist() == [1, 3, 2, 4]
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["convention"] == "input" and manifest["target_path"] == "model"
+    rc, err = run(capsys, "--model", model_dir, "--random-init", "--data", data, "--out", out,
+                  "--layers", "2,4,6", "--convention", "input", "--device", "cpu", "--dtype", "fp32")
+    assert rc == 0 and "resuming: 5 samples" in err and "wrote 0 samples" in err
+
+
+@pytest.mark.parametrize("extra,msg", [
+    (["--layers", "1,2"], "needs --convention"),
+    (["--proof", "{proof}"], "proof/live mismatch"),
+    (["--target-class", "NoSuchModel"], "no module of class NoSuchModel"),
+])
+def test_user_errors_are_one_line_exit_3(tmp_path, model_dir, capsys, extra, msg):
+    data = tiny.write_jsonl(tmp_path / "d.jsonl", tiny.samples(2))
+    proof = tmp_path / "proof.json"
+    proof.write_text(tiny.proof("LlamaForCausalLM", "DeepseekV2Model", ("model",)).dumps())
+    extra = [e.replace("{proof}", str(proof)) for e in extra]
+    rc, err = run(capsys, "--model", model_dir, "--random-init", "--data", data,
+                  "--out", tmp_path / "o", "--device", "cpu", *extra)
+    assert rc == 3
+    assert err.startswith("callgraph: error:") and msg in err and "Traceback" not in err
+
+
+def test_bad_data_line_names_file_and_line(tmp_path, model_dir, capsys):
+    data = tmp_path / "d.jsonl"
+    data.write_text('{"input_ids": [1, 2]}\n{"nope": 1}\n')
+    rc, err = run(capsys, "--model", model_dir, "--random-init", "--data", data,
+                  "--out", tmp_path / "o", "--device", "cpu")
+    assert rc == 3 and f"{data}:2" in err
