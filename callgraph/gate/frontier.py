@@ -110,6 +110,8 @@ def _definition(an: Any, qualname: str, text: str) -> Evidence | None:
         node = an.node(qualname)
     except (CallgraphError, KeyError, AttributeError):
         return None
+    if not node.file:
+        return None
     site = f"{node.file}:{node.line}"
     return Evidence(site, text, locate(an, site))
 
