@@ -42,8 +42,17 @@ def node_label(qualname: str, file: str | None) -> str:
 
 
 def edge_label(hop: Hop) -> str:
-    """Line of the call site (its file is the caller's cluster) and the rule that resolved it."""
-    return f"line {_line(hop.site)}\n{hop.rule}"
+    """Line of the call site (its file is the caller's cluster) and the rule that resolved it.
+
+    Rules that only typed the receiver on the way (`via`: param-binding, mro, ...) go on a third
+    line: they are often the interesting part of a hop (how `language_model` got its type).
+    """
+    via = rules_via(hop)
+    return f"line {_line(hop.site)}\n{hop.rule}" + (f"\nvia {', '.join(via)}" if via else "")
+
+
+def rules_via(hop: Hop) -> tuple[str, ...]:
+    return tuple(getattr(hop, "via", ()) or ())
 
 
 def unresolved_label(u: Unresolved) -> str:

@@ -153,8 +153,9 @@ def _build(*, entry: str, target: str | None, title: str, paths: Sequence[Sequen
 
 
 def _edge(hop: Hop, on_path: bool) -> SceneEdge:
+    rules = ", ".join((hop.rule, *labels.rules_via(hop)))
     return SceneEdge(hop.caller, hop.callee, labels.edge_label(hop), on_path, False,
-                     f"{hop.site}  {hop.expr}  [{hop.rule}]")
+                     f"{hop.site}  {hop.expr}  [{rules}]")
 
 
 def _paths(proof: Proof) -> tuple[tuple[Hop, ...], ...]:

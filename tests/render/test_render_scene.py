@@ -5,7 +5,7 @@ from render_cases import CAUSAL, KIMI, LAYER, MODEL, PATH, ROUTINE
 
 from callgraph.model import GraphView, Hop, Node, Proof
 from callgraph.render import graph_scene, proof_scene
-from callgraph.render.labels import module_of, node_label
+from callgraph.render.labels import edge_label, module_of, node_label
 
 
 def test_labels_are_class_method_or_function_name():
@@ -102,3 +102,9 @@ def test_all_paths_are_highlighted(reached, nodes):
     assert {(e.src, e.dst) for e in scene.edges if e.on_path} == {
         (h.caller, h.callee) for h in PATH + detour}
     assert "reached in 3 hops (2 paths)" in scene.title
+
+
+def test_edge_label_adds_the_rules_that_typed_the_receiver():
+    hop = Hop(ROUTINE, CAUSAL, "sglang/srt/managers/mm_utils.py:14:11", "language_model(...)",
+              "module-call", via=("param-binding", "mro"))
+    assert edge_label(hop) == "line 14\nmodule-call\nvia param-binding, mro"
