@@ -50,7 +50,8 @@ def graph(entry, target, depth, roots, package, binds, no_cache, cache_dir, max_
     proof = analysis.reach(entry_name, analysis.resolve(target)) if target else None
     render_graph_file(view, analysis, out, highlight=proof, max_nodes=max_nodes, depth=depth)
     verdict = f"; {target}: {proof.verdict.value}" if proof else ""
-    click.echo(f"wrote {out} ({len(view.nodes)} functions from {view.entry}{verdict})")
+    n = len(view.nodes)
+    click.echo(f"wrote {out} ({n} function{'s' if n != 1 else ''} from {view.entry}{verdict})")
     return 0
 
 
