@@ -86,7 +86,7 @@ def graph_scene(view: GraphView, highlight: Proof | None = None,
 def _build(*, entry: str, target: str | None, title: str, paths: Sequence[Sequence[Hop]],
            unresolved: Sequence[Unresolved], context: Iterable[Hop], extra_nodes: Iterable[Node],
            nodes: Mapping[str, Node], max_nodes: int, hidden_unresolved: int) -> Scene:
-    max_nodes = max(1, max_nodes)
+    max_nodes, context = max(1, max_nodes), tuple(context)
     files = _files(nodes, [h for p in paths for h in p] + list(context), unresolved)
     path_ids = {q for p in paths for h in p for q in (h.caller, h.callee)}
 
@@ -127,7 +127,6 @@ def _build(*, entry: str, target: str | None, title: str, paths: Sequence[Sequen
         if target is not None:  # what the site might lead to: the reason the verdict is open
             edges[(uid, target, "")] = SceneEdge(uid, target, "could reach?", False, True,
                                                  f"{u.site} may call into {target}")
-    context = list(context)
     for hop in context:
         edges.setdefault((hop.caller, hop.callee, hop.site), _edge(hop, on_path=False))
     for q in _nearest_first(entry, context, [n.name for n in extra_nodes]):
