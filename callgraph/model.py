@@ -52,7 +52,8 @@ class Hop:
     callee: str
     site: str   # "path:line:col", path relative to the root
     expr: str   # the callee expression as written
-    rule: str
+    rule: str   # the rule that resolved the hop
+    via: tuple[str, ...] = ()  # further rules that typed the receiver (param-binding, mro, ...)
 
     @property
     def site_path(self) -> str:
@@ -130,18 +131,23 @@ class Proof:
             target=data["target"],
             root=tuple(data.get("root", ())),
             tool_version=data.get("tool_version", ""),
-            path=tuple(Hop(**h) for h in data.get("path", ())),
+            path=tuple(_hop(h) for h in data.get("path", ())),
             attribute_chain=tuple(data.get("attribute_chain", ())),
             unresolved=tuple(
                 Unresolved(caller=u.get("caller", ""), site=u["site"], expr=u["expr"], why=u["why"])
                 for u in data.get("unresolved", ())
             ),
             stats=Stats(**data.get("stats", {})),
-            all_paths=tuple(tuple(Hop(**h) for h in p) for p in data.get("all_paths", ())),
+            all_paths=tuple(tuple(_hop(h) for h in p) for p in data.get("all_paths", ())),
         )
 
     def dumps(self) -> str:
         return json.dumps(self.to_json(), indent=2)
+
+
+def _hop(h: dict[str, Any]) -> Hop:
+    return Hop(caller=h["caller"], callee=h["callee"], site=h["site"], expr=h.get("expr", ""),
+               rule=h.get("rule", ""), via=tuple(h.get("via", ())))
 
 
 def _unresolved_json(u: Unresolved) -> dict[str, str]:

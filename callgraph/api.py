@@ -1,0 +1,160 @@
+"""`Analysis`: one analysed tree, shared by every query on it (see docs/api.md).
+
+Source tree → index (Project) → resolver (Evaluator) → exploration (networkx graph) → query.
+Many queries on one Analysis share the parsed files and every memoised inference, which is what
+lets ten CI contracts cost little more than one.
+"""
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Callable
+
+from . import __version__
+from .cache import Cache, key_of, sha1_bytes
+from .errors import BindingError, RootError
+from .explore import Explorer
+from .index.lookup import Resolved, resolve
+from .index.project import Project
+from .infer.evaluator import Evaluator
+from .model import GraphView, Node, Proof, Unresolved
+from .query import ReachInputs, reach, start_context
+from .relevance import Relevance, build_index
+from .roots import find_roots
+
+
+class Analysis:
+    def __init__(
+        self,
+        roots: list[str] | tuple[str, ...] = (),
+        package: str | None = None,
+        binds: dict[str, str] | None = None,
+        cache_dir: str | Path | None = None,
+        use_cache: bool = True,
+        progress: Callable[[str], None] | None = None,
+        warn: Callable[[str], None] | None = None,
+    ):
+        self.progress = progress
+        self.source_roots = find_roots(list(roots), package)
+        self.project = Project(self.source_roots, warn=warn or (lambda m: print(f"callgraph: warning: {m}", file=sys.stderr)))
+        if not self.project.scope_files():
+            where = ", ".join(str(r.scope) for r in self.source_roots)
+            raise RootError(f"no Python files under {where}")
+        self.cache = Cache(Path(cache_dir) if cache_dir else None, enabled=use_cache)
+        self.ev = Evaluator(self.project, {})
+        self.ev.binds = self._resolve_binds(binds or {})
+        self.explorer = Explorer(self.project, self.ev)
+        self._names = None
+        self._relevance: dict[str, Relevance] = {}
+
+    # -- names -----------------------------------------------------------------------------
+    @property
+    def roots(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(str(r.import_root) for r in self.source_roots))
+
+    def _resolve(self, name: str, what: str = "name") -> Resolved:
+        return resolve(self.project, name, self.ev.classes, what)
+
+    def resolve(self, name: str) -> str:
+        return self._resolve(name).func
+
+    def _resolve_binds(self, binds: dict[str, str]) -> dict[str, str]:
+        out = {}
+        for factory, cls in binds.items():
+            if not factory or not cls:
+                raise BindingError(f"--bind {factory}={cls}: expected FACTORY=CLASS")
+            r = self._resolve(cls, what=f"--bind class")
+            if r.cls is None:
+                raise BindingError(f"--bind {factory}={cls}: {cls} is not a class")
+            out[factory] = r.cls
+        return out
+
+    def node(self, qual: str) -> Node:
+        fn = self.project.functions.get(qual)
+        if fn is not None:
+            return Node(qual, fn.module.display, fn.line)
+        cls = self.project.classes.get(qual)
+        if cls is not None:
+            return Node(qual, cls.module.display, cls.line)
+        return Node(qual, "", 0)
+
+    def function_at(self, path: str | Path, line: int) -> str | None:
+        p = Path(path)
+        if not p.is_absolute():
+            for root in self.source_roots:
+                for base in (root.import_root, root.scope):
+                    if (base / p).is_file():
+                        p = base / p
+                        break
+        fn = self.project.function_at(p, line)
+        return fn.qual if fn else None
+
+    # -- queries ---------------------------------------------------------------------------
+    def _relevance_for(self, target_name: str) -> Relevance:
+        if self._names is None:
+            self._names = build_index(self.project.scope_files(), self.cache, self.progress,
+                                      skipped=self.project._warn_once)
+        if target_name not in self._relevance:
+            self._relevance[target_name] = Relevance(self._names, target_name)
+        return self._relevance[target_name]
+
+    def reach(self, entry: str, target: str, all_paths: bool = False, max_seconds: float | None = None) -> Proof:
+        t0 = time.perf_counter()
+        key = key_of(__version__, "reach", entry, target, all_paths, sorted(self.ev.binds.items()),
+                     self.roots, self._scope_digest())
+        hit = self.cache.get("reach", key)
+        if hit is not None and self._still_valid(hit.get("read", {})):
+            proof = Proof.from_json(hit["proof"])
+            return _with_seconds(proof, time.perf_counter() - t0)
+        e = self._resolve(entry, "entry")
+        t = self._resolve(target, "target")
+        inputs = ReachInputs(self.explorer, self._relevance_for, self.roots)
+        proof = reach(inputs, e, t, all_paths=all_paths, max_seconds=max_seconds, progress=self.progress)
+        proof = _with_seconds(proof, time.perf_counter() - t0)
+        if not (max_seconds and any("--max-seconds" in u.why for u in proof.unresolved)):
+            self.cache.put("reach", key, {"proof": proof.to_json(), "read": dict(self.project.hashes)})
+        return proof
+
+    def callees(self, entry: str, depth: int | None = None) -> GraphView:
+        e = self._resolve(entry, "entry")
+        ex = self.explorer.run(start_context(self.project, e), lambda q: False, stop_at_first=False,
+                               max_depth=depth, progress=self.progress)
+        edges = sorted({d["hop"] for _, _, d in ex.graph.edges(data=True)},
+                       key=lambda h: (h.caller, h.site, h.callee))
+        names = {e.func} | {h.caller for h in edges} | {h.callee for h in edges}
+        unresolved = sorted({u for u, _, _ in ex.unresolved}, key=lambda u: (u.caller, u.site))
+        return GraphView(root=self.roots, entry=e.func, tool_version=__version__,
+                         nodes=tuple(self.node(n) for n in sorted(names)), edges=tuple(edges),
+                         unresolved=tuple(unresolved))
+
+    # -- cache validation ------------------------------------------------------------------
+    def _scope_digest(self) -> str:
+        if not self.cache.enabled:
+            return ""
+        parts = []
+        for p in self.project.scope_files():
+            try:
+                parts.append((p.as_posix(), sha1_bytes(p.read_bytes())))
+            except OSError:
+                continue
+        return key_of(parts)
+
+    @staticmethod
+    def _still_valid(read: dict[str, str]) -> bool:
+        for path, digest in read.items():
+            try:
+                if sha1_bytes(Path(path).read_bytes()) != digest:
+                    return False
+            except OSError:
+                return False
+        return True
+
+
+def _with_seconds(proof: Proof, seconds: float) -> Proof:
+    from dataclasses import replace
+
+    return replace(proof, stats=replace(proof.stats, seconds=round(seconds, 3)))
+
+
+__all__ = ["Analysis", "Unresolved"]

@@ -1,0 +1,159 @@
+"""Demand-driven exploration: resolve only the call sites reachable from the entry.
+
+States are calling contexts (a function and its parameter bindings), so a shared helper such
+as `general_mm_embed_routine` is explored once per distinct language model it is given and
+never mixes them. The function-level call graph (networkx) collects every resolved edge with its
+evidence; the first witness path is read off breadth-first parent links, so it is a shortest one.
+"""
+from __future__ import annotations
+
+import ast
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+import networkx as nx
+
+from .index.project import Project
+from .infer.evaluator import Evaluator, Scope
+from .infer.values import Ctx
+from .model import Hop, Unresolved
+
+# Contexts explored per function before its further call sites are explored context-free:
+# bounds the work on helpers called from hundreds of places with different arguments.
+MAX_CONTEXTS_PER_FUNCTION = 24
+# Rule precedence when a hop was made possible by several rules: the most specific first.
+RULE_ORDER = ("bound", "module-call", "call-method", "super", "partial", "class-hierarchy", "container",
+              "property", "callback", "jedi", "return-type", "param-binding", "init-attribute", "mro",
+              "constructor", "decorator", "direct")
+KEEPING_DECORATORS_SKIP = {"staticmethod", "classmethod", "property", "abstractmethod", "abc.abstractmethod", "override",
+                           "typing.override", "overload", "typing.overload"}
+
+
+@dataclass(frozen=True)
+class Step:
+    """A hop with the AST node behind it (for attribute chains), kept inside the analysis."""
+
+    hop: Hop
+    node: ast.Call
+
+
+@dataclass
+class Exploration:
+    graph: nx.MultiDiGraph
+    reached: Ctx | None = None
+    parents: dict = field(default_factory=dict)      # Ctx -> (Ctx, Step)
+    unresolved: list = field(default_factory=list)   # (Unresolved, ast.Call, caller FuncInfo)
+    functions: set = field(default_factory=set)
+    ctx_edges: dict = field(default_factory=dict)    # (Ctx, Ctx) -> Step, every edge seen
+    call_sites: int = 0
+    timed_out: bool = False
+    seconds: float = 0.0
+
+    def path_to(self, ctx: Ctx) -> list[Step]:
+        steps = []
+        while ctx in self.parents and self.parents[ctx] is not None:
+            prev, step = self.parents[ctx]
+            steps.append(step)
+            ctx = prev
+        return list(reversed(steps))
+
+
+class Explorer:
+    def __init__(self, project: Project, ev: Evaluator):
+        self.p = project
+        self.ev = ev
+
+    def run(
+        self,
+        start: Ctx,
+        is_target: Callable[[str], bool],
+        stop_at_first: bool = True,
+        deadline: float | None = None,
+        max_depth: int | None = None,
+        progress: Callable[[str], None] | None = None,
+    ) -> Exploration:
+        t0 = time.perf_counter()
+        ex = Exploration(graph=nx.MultiDiGraph())
+        ex.parents[start] = None
+        ex.graph.add_node(start.fn)
+        contexts: dict[str, int] = {}
+        frontier = [start]
+        depth = 0
+        seen_sites: set = set()
+        last_report = t0
+        while frontier:
+            if max_depth is not None and depth >= max_depth:
+                break
+            nxt: list[Ctx] = []
+            for state in frontier:
+                if deadline is not None and time.perf_counter() > deadline:
+                    ex.timed_out = True
+                    frontier = []
+                    break
+                fn = self.p.functions.get(state.fn)
+                if fn is None:
+                    continue
+                ex.functions.add(fn.qual)
+                scope = Scope(fn.module, fn, state)
+                for node in fn.calls():
+                    d = self.ev.calls.dispatch(node, scope)
+                    site_key = (fn.qual, node.lineno, node.col_offset)
+                    if site_key not in seen_sites:
+                        seen_sites.add(site_key)
+                        ex.call_sites += 1
+                    site = f"{fn.module.display}:{node.lineno}:{node.col_offset}"
+                    expr = _expr_text(node)
+                    for why in dict.fromkeys(d.unresolved):
+                        ex.unresolved.append((Unresolved(fn.qual, site, expr, why), node, fn))
+                    for t in d.targets:
+                        callee = self.p.functions.get(t.fn)
+                        hop = Hop(fn.qual, t.fn, site, expr, *_rule_and_via(t.rule, d.tags, callee))
+                        if not ex.graph.has_edge(fn.qual, t.fn, key=(site, hop.rule)):
+                            ex.graph.add_edge(fn.qual, t.fn, key=(site, hop.rule), hop=hop)
+                        ctx = t.ctx
+                        n = contexts.get(t.fn, 0)
+                        if ctx not in ex.parents and n >= MAX_CONTEXTS_PER_FUNCTION:
+                            ctx = Ctx(t.fn, (), t.ctx.closure)  # widened: parameters unbound
+                        if ctx != state:
+                            ex.ctx_edges.setdefault((state, ctx), Step(hop, node))
+                        if ctx in ex.parents:
+                            continue
+                        contexts[t.fn] = n + 1
+                        ex.parents[ctx] = (state, Step(hop, node))
+                        if is_target(t.fn) and ex.reached is None:
+                            ex.reached = ctx
+                            if stop_at_first:
+                                ex.seconds = time.perf_counter() - t0
+                                ex.functions.add(t.fn)
+                                return ex
+                        nxt.append(ctx)
+                if progress and time.perf_counter() - last_report > 2.0:
+                    last_report = time.perf_counter()
+                    progress(f"explored {len(ex.functions)} functions, {ex.call_sites} call sites")
+            frontier = nxt
+            depth += 1
+        ex.seconds = time.perf_counter() - t0
+        return ex
+
+
+def _rule_and_via(rule: str, tags: frozenset, callee) -> tuple[str, tuple[str, ...]]:
+    rules = set(tags) | {rule}
+    if callee is not None and any(d not in KEEPING_DECORATORS_SKIP for d in callee.decorators):
+        rules.add("decorator")
+    if rule in ("module-call", "call-method", "constructor", "callback", "bound", "class-hierarchy", "partial"):
+        primary = rule
+    else:
+        primary = next((r for r in RULE_ORDER if r in rules), rule)
+    via = tuple(r for r in RULE_ORDER if r in rules and r != primary and r != "direct")
+    return primary, via
+
+
+def _expr_text(node: ast.Call) -> str:
+    try:
+        text = ast.unparse(node.func)
+    except Exception:  # pragma: no cover - unparse handles every expression ast.parse makes
+        text = "<call>"
+    if len(text) > 80:
+        text = text[:77] + "..."
+    return f"{text}(...)" if node.args or node.keywords else f"{text}()"

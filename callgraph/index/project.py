@@ -1,0 +1,217 @@
+"""The analysed source as modules, classes and functions, loaded on demand.
+
+Only files that a query touches are parsed (SGLang's `srt` has 2,141 files; the flagship proof
+reads a few dozen). Every file read is remembered with its content hash, so a cached answer can
+be checked against exactly the files it depended on.
+"""
+from __future__ import annotations
+
+import ast
+import hashlib
+from pathlib import Path
+from typing import Callable, Iterator
+
+from ..roots import SourceRoot, parse_source, python_files
+from .scopes import Binding, ClassInfo, FuncInfo, ModuleInfo, collect_bindings, decorator_name
+
+
+class Project:
+    def __init__(self, roots: list[SourceRoot], warn: Callable[[str], None] | None = None):
+        self.roots = roots
+        self.warn = warn or (lambda msg: None)
+        self.modules: dict[str, ModuleInfo | None] = {}
+        self.functions: dict[str, FuncInfo] = {}
+        self.classes: dict[str, ClassInfo] = {}
+        self.by_path: dict[Path, ModuleInfo | None] = {}
+        self.hashes: dict[str, str] = {}  # posix path -> sha1 of the bytes parsed
+        self._warned: set[Path] = set()
+        self._texts: list[tuple[Path, str]] | None = None
+        self._scope_files: list[Path] | None = None
+
+    # -- files ---------------------------------------------------------------------------
+    def scope_files(self) -> list[Path]:
+        if self._scope_files is None:
+            seen: dict[Path, None] = {}
+            for root in self.roots:
+                for p in python_files(root.scope):
+                    seen.setdefault(p, None)
+            self._scope_files = list(seen)
+        return self._scope_files
+
+    def texts(self) -> list[tuple[Path, str]]:
+        """(path, source text) of every scope file, read once (name searches grep these)."""
+        if self._texts is None:
+            self._texts = []
+            for p in self.scope_files():
+                try:
+                    data = p.read_bytes()
+                except OSError as exc:
+                    self._warn_once(p, f"cannot read: {exc.strerror or exc}")
+                    continue
+                try:
+                    self._texts.append((p, data.decode("utf-8-sig")))
+                except UnicodeDecodeError as exc:
+                    self._warn_once(p, f"not UTF-8 (byte {exc.start})")
+                    self._texts.append((p, data.decode("utf-8", errors="replace")))
+        return self._texts
+
+    def root_of(self, path: Path) -> SourceRoot | None:
+        for root in self.roots:
+            try:
+                path.relative_to(root.import_root)
+                return root
+            except ValueError:
+                continue
+        return None
+
+    def display(self, path: Path) -> str:
+        root = self.root_of(path)
+        return root.display(path) if root else path.as_posix()
+
+    def locate(self, name: str) -> tuple[Path, bool] | None:
+        """The file of module `name` under any import root: (path, is_package)."""
+        rel = Path(*name.split("."))
+        for root in self.roots:
+            base = root.import_root / rel
+            if base.with_suffix(".py").is_file():
+                return base.with_suffix(".py"), False
+            if (base / "__init__.py").is_file():
+                return base / "__init__.py", True
+        return None
+
+    def is_namespace(self, name: str) -> bool:
+        rel = Path(*name.split("."))
+        return any((r.import_root / rel).is_dir() for r in self.roots)
+
+    # -- modules -------------------------------------------------------------------------
+    def module(self, name: str) -> ModuleInfo | None:
+        if name in self.modules:
+            return self.modules[name]
+        found = self.locate(name) if name else None
+        self.modules[name] = None  # recursion guard for import cycles
+        if found is None:
+            return None
+        mod = self.load(found[0], name, found[1])
+        self.modules[name] = mod
+        return mod
+
+    def module_of_path(self, path: Path) -> ModuleInfo | None:
+        path = path.resolve()
+        if path in self.by_path:
+            return self.by_path[path]
+        root = self.root_of(path)
+        if root is None:
+            return None
+        name = root.module_name(path)
+        if name in self.modules and self.modules[name] is not None:
+            return self.modules[name]
+        mod = self.load(path, name, path.name == "__init__.py")
+        self.modules[name] = mod
+        return mod
+
+    def load(self, path: Path, name: str, is_package: bool) -> ModuleInfo | None:
+        path = path.resolve()
+        if path in self.by_path:
+            return self.by_path[path]
+        tree, problem = parse_source(path)
+        try:
+            self.hashes[path.as_posix()] = hashlib.sha1(path.read_bytes()).hexdigest()
+        except OSError:
+            pass
+        if tree is None:
+            self._warn_once(path, problem or "cannot parse")
+            self.by_path[path] = None
+            return None
+        mod = ModuleInfo(name=name, path=path, display=self.display(path), tree=tree, is_package=is_package)
+        self.by_path[path] = mod
+        for stmt in tree.body:
+            collect_bindings(stmt, mod.globals, name, mod.package)
+        self._register(tree.body, mod, name, cls=None, parent=None)
+        return mod
+
+    def _warn_once(self, path: Path, problem: str) -> None:
+        path = path.resolve()
+        if path not in self._warned:
+            self._warned.add(path)
+            self.warn(f"skipping {self.display(path)}: {problem}")
+
+    def load_all(self, progress: Callable[[str], None] | None = None) -> None:
+        files = self.scope_files()
+        if progress and len(files) > 200:
+            progress(f"parsing {len(files)} files")
+        for p in files:
+            self.module_of_path(p)
+
+    # -- definitions ---------------------------------------------------------------------
+    def _register(self, body, mod: ModuleInfo, scope: str, cls: ClassInfo | None, parent: FuncInfo | None) -> None:
+        for node in body:
+            for sub in _defs_in(node):
+                if isinstance(sub, ast.ClassDef):
+                    self._register_class(sub, mod, f"{scope}.{sub.name}", parent)
+                else:
+                    qual = f"{scope}.{sub.name}"
+                    fn = FuncInfo(
+                        qual=qual,
+                        name=sub.name,
+                        node=sub,
+                        module=mod,
+                        cls=cls,
+                        parent=parent,
+                        decorators=tuple(decorator_name(d) for d in sub.decorator_list),
+                    )
+                    if qual in self.functions and cls is not None and cls.methods.get(sub.name):
+                        # property setters and overloads redefine the name: keep the first
+                        # (the getter), remember nothing of the rest.
+                        continue
+                    self.functions[qual] = fn
+                    if cls is not None:
+                        cls.methods.setdefault(sub.name, fn)
+                    self._register(sub.body, mod, qual, cls=None, parent=fn)
+
+    def _register_class(self, node: ast.ClassDef, mod: ModuleInfo, qual: str, parent: FuncInfo | None) -> None:
+        info = ClassInfo(qual=qual, name=node.name, node=node, module=mod)
+        self.classes.setdefault(qual, info)
+        for stmt in node.body:
+            collect_bindings(stmt, info.attrs, qual, mod.package)
+        self._register(node.body, mod, qual, cls=info, parent=parent)
+
+    def lambda_info(self, node: ast.Lambda, enclosing: FuncInfo | None, mod: ModuleInfo) -> FuncInfo:
+        scope = enclosing.qual if enclosing else mod.name
+        qual = f"{scope}.<lambda:{node.lineno}:{node.col_offset}>"
+        fn = self.functions.get(qual)
+        if fn is None:
+            fn = FuncInfo(qual=qual, name="<lambda>", node=node, module=mod, cls=None, parent=enclosing)
+            self.functions[qual] = fn
+        return fn
+
+    def function_at(self, path: Path, line: int) -> FuncInfo | None:
+        mod = self.module_of_path(path)
+        if mod is None:
+            return None
+        best = None
+        for fn in self.functions.values():
+            if fn.module is mod and not isinstance(fn.node, ast.Lambda):
+                end = getattr(fn.node, "end_lineno", fn.node.lineno)
+                start = min([fn.node.lineno] + [d.lineno for d in fn.node.decorator_list])
+                if start <= line <= end and (best is None or fn.node.lineno >= best.node.lineno):
+                    best = fn
+        return best
+
+
+def _defs_in(node: ast.AST) -> Iterator[ast.AST]:
+    """Defs directly in a body, including those nested in if/try/with blocks of that body."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        yield node
+        return
+    if isinstance(node, (ast.If, ast.Try, ast.With, ast.AsyncWith, ast.For, ast.While)) or (
+        hasattr(ast, "TryStar") and isinstance(node, getattr(ast, "TryStar"))
+    ):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.stmt):
+                yield from _defs_in(child)
+            elif isinstance(child, ast.ExceptHandler):
+                for s in child.body:
+                    yield from _defs_in(s)
+
+
+__all__ = ["Project", "Binding", "ClassInfo", "FuncInfo", "ModuleInfo"]

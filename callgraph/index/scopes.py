@@ -1,0 +1,305 @@
+"""Definitions and name bindings of one parsed file, read off its AST.
+
+This is the cheap index the design calls for: modules, imports, classes with their bases, defs,
+`self.x` assignments and the call sites of each function. Bindings are flow-insensitive (every
+assignment to a name counts), which is what makes conditional and `None`-first attributes such
+as `self.language_model = None; if ...: self.language_model = DeepseekV3ForCausalLM(...)` come
+out as the union of both.
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator, Union
+
+FuncNode = Union[ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda]
+
+
+@dataclass(frozen=True)
+class Binding:
+    """One way a name gets a value.
+
+    kind: 'def' | 'class' | 'import' | 'assign' | 'iter' | 'with' | 'global'
+    - def/class: `target` is the qualified name of the definition
+    - import: `target` is the dotted name imported (module or module attribute)
+    - assign: `expr` is the value, `path` the position inside tuple unpacking (() for plain)
+    - iter: `expr` is the iterable (for-loops, comprehensions), `path` as for assign
+    """
+
+    kind: str
+    expr: ast.AST | None = None
+    path: tuple = ()
+    target: str = ""
+
+
+@dataclass(eq=False)
+class FuncInfo:
+    qual: str
+    name: str
+    node: FuncNode
+    module: "ModuleInfo"
+    cls: "ClassInfo | None" = None
+    parent: "FuncInfo | None" = None
+    decorators: tuple[str, ...] = ()
+    _locals: dict | None = None
+    _calls: list | None = None
+    _returns: list | None = None
+
+    @property
+    def kind(self) -> str:
+        if isinstance(self.node, ast.Lambda):
+            return "lambda"
+        for d in self.decorators:
+            if d in ("staticmethod", "classmethod", "property"):
+                return d
+            if d.endswith(".setter") or d.endswith(".getter"):
+                return "property-accessor"
+            if d in ("cached_property", "functools.cached_property"):
+                return "property"
+        return "method" if self.cls is not None else "function"
+
+    @property
+    def line(self) -> int:
+        return self.node.lineno
+
+    @property
+    def params(self) -> ast.arguments:
+        return self.node.args
+
+    def locals(self) -> dict[str, list[Binding]]:
+        if self._locals is None:
+            self._locals = {}
+            body = [self.node.body] if isinstance(self.node, ast.Lambda) else self.node.body
+            for stmt in body:
+                collect_bindings(stmt, self._locals, self.qual, self.module.package)
+        return self._locals
+
+    def calls(self) -> list[ast.Call]:
+        if self._calls is None:
+            self._calls = [n for n in walk_local(self.node) if isinstance(n, ast.Call)]
+            self._calls.sort(key=lambda c: (c.lineno, c.col_offset))
+        return self._calls
+
+    def returns(self) -> list[ast.expr]:
+        if self._returns is None:
+            if isinstance(self.node, ast.Lambda):
+                self._returns = [self.node.body]
+            else:
+                self._returns = [
+                    n.value for n in walk_local(self.node) if isinstance(n, ast.Return) and n.value is not None
+                ]
+        return self._returns
+
+    def is_generator(self) -> bool:
+        return any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in walk_local(self.node))
+
+
+@dataclass(eq=False)
+class ClassInfo:
+    qual: str
+    name: str
+    node: ast.ClassDef
+    module: "ModuleInfo"
+    methods: dict[str, FuncInfo] = field(default_factory=dict)
+    attrs: dict[str, list[Binding]] = field(default_factory=dict)
+    _self_attrs: dict | None = None
+
+    @property
+    def line(self) -> int:
+        return self.node.lineno
+
+    def self_attrs(self) -> dict[str, list[tuple[FuncInfo, Binding]]]:
+        """`self.x = ...` (and `setattr(self, "x", ...)`) in every method of this class."""
+        if self._self_attrs is None:
+            out: dict[str, list[tuple[FuncInfo, Binding]]] = {}
+            for fn in self.methods.values():
+                selfname = first_param(fn)
+                if not selfname or fn.kind in ("staticmethod",):
+                    continue
+                for node in walk_local(fn.node):
+                    for attr, binding in _self_assignments(node, selfname):
+                        out.setdefault(attr, []).append((fn, binding))
+            self._self_attrs = out
+        return self._self_attrs
+
+
+@dataclass(eq=False)
+class ModuleInfo:
+    name: str
+    path: Path
+    display: str
+    tree: ast.Module
+    is_package: bool
+    globals: dict[str, list[Binding]] = field(default_factory=dict)
+
+    @property
+    def package(self) -> str:
+        return self.name if self.is_package else self.name.rpartition(".")[0]
+
+    @property
+    def star_imports(self) -> list[str]:
+        return [b.target for b in self.globals.get("*", ())]
+
+
+def first_param(fn: FuncInfo) -> str | None:
+    args = fn.node.args.posonlyargs + fn.node.args.args
+    return args[0].arg if args else None
+
+
+def walk_local(node: ast.AST) -> Iterator[ast.AST]:
+    """ast.walk over a function's own body: nested defs, lambdas and classes are their own scopes.
+
+    Default values and decorators of nested defs run in this scope, so they are included.
+    """
+    if isinstance(node, ast.Lambda):
+        stack: list[ast.AST] = [node.body]
+    elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        stack = list(node.body)
+    else:
+        stack = [node]
+    while stack:
+        cur = stack.pop()
+        yield cur
+        if isinstance(cur, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            stack.extend(cur.decorator_list)
+            stack.extend(d for d in cur.args.defaults if d is not None)
+            stack.extend(d for d in cur.args.kw_defaults if d is not None)
+            continue
+        if isinstance(cur, ast.Lambda):
+            stack.extend(cur.args.defaults)
+            continue
+        if isinstance(cur, ast.ClassDef):
+            stack.extend(cur.decorator_list)
+            stack.extend(cur.bases)
+            continue
+        stack.extend(ast.iter_child_nodes(cur))
+
+
+def decorator_name(node: ast.expr) -> str:
+    if isinstance(node, ast.Call):
+        node = node.func
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def _self_assignments(node: ast.AST, selfname: str) -> Iterator[tuple[str, Binding]]:
+    if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        if node.value is None:
+            return
+        for t in targets:
+            for sub, path in _unpack(t, ()):
+                if (
+                    isinstance(sub, ast.Attribute)
+                    and isinstance(sub.value, ast.Name)
+                    and sub.value.id == selfname
+                ):
+                    yield sub.attr, Binding("assign", node.value, path)
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr":
+        a = node.args
+        if (
+            len(a) == 3
+            and isinstance(a[0], ast.Name)
+            and a[0].id == selfname
+            and isinstance(a[1], ast.Constant)
+            and isinstance(a[1].value, str)
+        ):
+            yield a[1].value, Binding("assign", a[2], ())
+
+
+def _unpack(target: ast.AST, path: tuple) -> Iterator[tuple[ast.AST, tuple]]:
+    if isinstance(target, (ast.Tuple, ast.List)):
+        for i, elt in enumerate(target.elts):
+            if isinstance(elt, ast.Starred):
+                yield from _unpack(elt.value, path + ("*",))
+            else:
+                yield from _unpack(elt, path + (i,))
+    else:
+        yield target, path
+
+
+def _add(table: dict, name: str, binding: Binding) -> None:
+    table.setdefault(name, []).append(binding)
+
+
+def _bind_target(target: ast.AST, table: dict, make) -> None:
+    for sub, path in _unpack(target, ()):
+        if isinstance(sub, ast.Name):
+            _add(table, sub.id, make(path))
+        elif isinstance(sub, ast.Starred) and isinstance(sub.value, ast.Name):
+            _add(table, sub.value.id, make(path + ("*",)))
+
+
+def collect_bindings(root: ast.AST, table: dict, scope_qual: str, package: str) -> None:
+    """Bindings made in one scope (a function body or a module body), nested scopes excluded."""
+    for node in walk_local(root) if not isinstance(root, ast.stmt) else _walk_stmt(root):
+        if isinstance(node, ast.Assign):
+            for t in node.targets:
+                _bind_target(t, table, lambda p, v=node.value: Binding("assign", v, p))
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)) and node.value is not None:
+            _bind_target(node.target, table, lambda p, v=node.value: Binding("assign", v, p))
+        elif isinstance(node, ast.NamedExpr):
+            _bind_target(node.target, table, lambda p, v=node.value: Binding("assign", v, p))
+        elif isinstance(node, (ast.For, ast.AsyncFor)):
+            _bind_target(node.target, table, lambda p, v=node.iter: Binding("iter", v, p))
+        elif isinstance(node, ast.comprehension):
+            _bind_target(node.target, table, lambda p, v=node.iter: Binding("iter", v, p))
+        elif isinstance(node, (ast.With, ast.AsyncWith)):
+            for item in node.items:
+                if item.optional_vars is not None:
+                    _bind_target(item.optional_vars, table, lambda p, v=item.context_expr: Binding("with", v, p))
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for name, target in import_bindings(node, package):
+                _add(table, name, Binding("import", target=target))
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            _add(table, node.name, Binding("def", target=f"{scope_qual}.{node.name}"))
+        elif isinstance(node, ast.ClassDef):
+            _add(table, node.name, Binding("class", target=f"{scope_qual}.{node.name}"))
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            _add(table, node.name, Binding("assign", None, ()))
+        elif isinstance(node, ast.Global):
+            for n in node.names:
+                _add(table, n, Binding("global"))
+
+
+def _walk_stmt(stmt: ast.stmt) -> Iterator[ast.AST]:
+    """Walk one statement of a scope without entering nested scopes (but yielding their defs)."""
+    stack: list[ast.AST] = [stmt]
+    while stack:
+        cur = stack.pop()
+        yield cur
+        if isinstance(cur, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        stack.extend(ast.iter_child_nodes(cur))
+
+
+def import_bindings(node: ast.Import | ast.ImportFrom, package: str) -> list[tuple[str, str]]:
+    """(local name, dotted target) for an import statement; relative imports need `package`."""
+    out = []
+    if isinstance(node, ast.Import):
+        for alias in node.names:
+            if alias.asname:
+                out.append((alias.asname, alias.name))
+            else:
+                top = alias.name.split(".")[0]
+                out.append((top, top))
+        return out
+    base = node.module or ""
+    if node.level:
+        pkg_parts = package.split(".") if package else []
+        if node.level - 1 > len(pkg_parts):
+            return out
+        pkg_parts = pkg_parts[: len(pkg_parts) - (node.level - 1)]
+        base = ".".join(pkg_parts + ([base] if base else []))
+    for alias in node.names:
+        if alias.name == "*":
+            out.append(("*", base))
+        else:
+            out.append((alias.asname or alias.name, f"{base}.{alias.name}" if base else alias.name))
+    return out

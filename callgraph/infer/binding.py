@@ -1,0 +1,82 @@
+"""Argument → parameter binding at one call site.
+
+Models Python's own rules: positionals fill positional parameters in order (after `self` for
+a bound method), keywords fill by name, leftovers go to `*args` / `**kwargs`, and a `**kw`
+whose keys are known is spread over the named parameters (the pass-through of
+`general_mm_embed_routine(**kwargs) -> language_model(**kwargs)`). Parameters left unbound
+fall back to their defaults and annotations when read.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import FrozenSet
+
+from ..index.scopes import FuncInfo
+from .values import EMPTY, Ctx, Value, VSeq
+
+# Value sets larger than this are kept, but contexts stop distinguishing call sites by them:
+# the parameter is bound to the union seen so far (bounds the number of contexts per function).
+MAX_BOUND_VALUES = 24
+
+
+@dataclass
+class CallArgs:
+    pos: list[FrozenSet[Value]] = field(default_factory=list)
+    star: FrozenSet[Value] = EMPTY          # elements of *iterable args (positions unknown)
+    has_star: bool = False
+    kw: dict[str, FrozenSet[Value]] = field(default_factory=dict)
+    kw_star: FrozenSet[Value] = EMPTY       # **mapping whose keys are unknown
+    has_kw_star: bool = False
+
+    def prepend(self, values: list[FrozenSet[Value]]) -> "CallArgs":
+        return CallArgs(values + self.pos, self.star, self.has_star, dict(self.kw), self.kw_star, self.has_kw_star)
+
+
+def param_names(fn: FuncInfo) -> list[str]:
+    a = fn.node.args
+    names = [p.arg for p in a.posonlyargs + a.args + a.kwonlyargs]
+    if a.vararg:
+        names.append(a.vararg.arg)
+    if a.kwarg:
+        names.append(a.kwarg.arg)
+    return names
+
+
+def bind(fn: FuncInfo, self_val: Value | None, args: CallArgs, closure: Ctx | None) -> Ctx:
+    a = fn.node.args
+    positional = [p.arg for p in a.posonlyargs + a.args]
+    kwonly = [p.arg for p in a.kwonlyargs]
+    binds: dict[str, FrozenSet[Value]] = {}
+    if self_val is not None and positional and fn.kind != "staticmethod":
+        binds[positional[0]] = frozenset({self_val})
+        positional = positional[1:]
+    pos = list(args.pos)
+    for i, name in enumerate(positional):
+        if i < len(pos):
+            binds[name] = pos[i]
+        elif args.has_star and args.star:
+            binds[name] = args.star
+    extra = pos[len(positional):]
+    if a.vararg:
+        elems = frozenset().union(*extra) if extra else EMPTY
+        if args.has_star:
+            elems |= args.star
+        binds[a.vararg.arg] = frozenset({VSeq(elems, "tuple", tuple(extra) if not args.has_star else None)})
+    leftover: dict[str, FrozenSet[Value]] = {}
+    for key, val in args.kw.items():
+        if key in positional or key in kwonly:
+            binds[key] = val
+        else:
+            leftover[key] = val
+    if args.has_kw_star and args.kw_star:
+        for name in positional + kwonly:
+            if name not in binds:
+                binds[name] = args.kw_star
+    if a.kwarg:
+        items = tuple(sorted(leftover.items()))
+        elems = frozenset().union(*leftover.values()) if leftover else EMPTY
+        binds[a.kwarg.arg] = frozenset({VSeq(elems | args.kw_star, "dict", None, items if not args.has_kw_star else None)})
+    for name, vals in list(binds.items()):
+        if len(vals) > MAX_BOUND_VALUES:
+            binds[name] = frozenset(sorted(vals, key=repr)[:MAX_BOUND_VALUES])
+    return Ctx(fn.qual, tuple(sorted(binds.items(), key=lambda kv: kv[0])), closure)

@@ -1,0 +1,200 @@
+"""Calls: what a call site runs (its targets) and what it returns.
+
+One dispatch per (call site, context) answers both, memoised. The model-specific behaviour
+(module calls, containers, partial, builtins, user bindings) lives in `callgraph.semantics`;
+this module walks the callee's possible values and asks those rules.
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, FrozenSet
+
+from ..index.scopes import FuncInfo
+from .binding import CallArgs, bind
+from .values import EMPTY, Ctx, Value, VClass, VExt, VFunc, VInst, VPartial, VSeq, VSeqMethod, VSuper, VUnknown
+
+if TYPE_CHECKING:
+    from .evaluator import Evaluator, Scope
+
+
+@dataclass(frozen=True)
+class Target:
+    fn: str          # qualified name of the function that runs
+    ctx: Ctx         # its calling context
+    rule: str        # the dispatch rule (see callgraph.model.RULES)
+
+
+@dataclass
+class Dispatch:
+    results: FrozenSet[Value] = EMPTY
+    targets: list[Target] = field(default_factory=list)
+    unresolved: list[str] = field(default_factory=list)  # why, for unknown callee values
+    tags: frozenset = frozenset()                         # rules that typed the receiver
+
+
+class CallModel:
+    def __init__(self, ev: "Evaluator"):
+        from .. import semantics
+
+        self.ev = ev
+        self.rules = semantics.external_rules()
+        self._memo: dict = {}
+
+    def result(self, node: ast.Call, scope: "Scope", tags: set[str]) -> FrozenSet[Value]:
+        d = self.dispatch(node, scope)
+        if d.results and any(t.rule not in ("constructor",) for t in d.targets):
+            tags.add("return-type")
+        return d.results
+
+    def dispatch(self, node: ast.Call, scope: "Scope") -> Dispatch:
+        key = (id(node), scope.ctx, scope.fn.qual if scope.fn else scope.mod.name)
+        if key in self._memo:
+            return self._memo[key]
+        self._memo[key] = Dispatch()  # recursion guard
+        tags: set[str] = set()
+        args = self.args(node, scope, set())
+        d = Dispatch()
+        bound = self.ev.bound_factory(node)
+        if bound is not None:  # a --bind FACTORY=CLASS names what this factory returns
+            tags.add("bound")
+            d.results = self.construct(bound, args, d, tags, rule="bound")
+            d.tags = frozenset(tags)
+            self._memo[key] = d
+            return d
+        callee = self.ev.eval(node.func, scope, tags)
+        results: set[Value] = set()
+        for v in sorted(callee, key=repr):
+            results |= self.call_value(v, args, node, scope, d, tags)
+        d.results = frozenset(results)
+        d.tags = frozenset(tags)
+        self._memo[key] = d
+        return d
+
+    def args(self, node: ast.Call, scope: "Scope", tags: set[str]) -> CallArgs:
+        a = CallArgs()
+        for arg in node.args:
+            if isinstance(arg, ast.Starred):
+                a.has_star = True
+                a.star = a.star | self.ev.iterate(self.ev.eval(arg.value, scope, tags), set())
+            elif a.has_star:
+                a.star = a.star | self.ev.eval(arg, scope, tags)
+            else:
+                a.pos.append(self.ev.eval(arg, scope, tags))
+        for kw in node.keywords:
+            vals = self.ev.eval(kw.value, scope, tags)
+            if kw.arg is not None:
+                a.kw[kw.arg] = vals
+                continue
+            for m in vals:
+                if isinstance(m, VSeq) and m.kind == "dict" and m.keys is not None:
+                    for k, kv in m.keys:
+                        a.kw.setdefault(k, kv)
+                else:
+                    a.has_kw_star = True
+                    a.kw_star = a.kw_star | (m.elems if isinstance(m, VSeq) else frozenset({m}))
+        return a
+
+    # -- dispatch on one callee value -------------------------------------------------------
+    def call_value(self, v: Value, args: CallArgs, node: ast.Call, scope: "Scope", d: Dispatch, tags: set[str]) -> FrozenSet[Value]:
+        ev = self.ev
+        if isinstance(v, VFunc):
+            fn = ev.p.functions.get(v.qual)
+            if fn is None:
+                d.unresolved.append(f"function {v.qual} is not indexed")
+                return EMPTY
+            return self.invoke(fn, v.self_val, args, v.closure, "direct", d)
+        if isinstance(v, VClass):
+            return self.construct(v.qual, args, d, tags)
+        if isinstance(v, VInst):
+            return self.call_instance(v, args, d, tags)
+        if isinstance(v, VPartial):
+            tags.add("partial")
+            out: set[Value] = set()
+            merged = CallArgs(list(v.args) + args.pos, args.star, args.has_star, {**dict(v.kwargs), **args.kw}, args.kw_star, args.has_kw_star)
+            first = len(d.targets)
+            for f in v.func:
+                out |= self.call_value(f, merged, node, scope, d, tags)
+            d.targets[first:] = [replace(t, rule="partial") if t.rule == "direct" else t for t in d.targets[first:]]
+            return frozenset(out)
+        if isinstance(v, VSeq) and v.kind == "Sequential":
+            tags.add("container")
+            out = set()
+            for elem in v.elems:
+                out |= self.call_value(elem, args, node, scope, d, tags)
+            return frozenset(out)
+        if isinstance(v, VExt):
+            for rule in self.rules:
+                handled = rule(self, v, args, node, scope, d, tags)
+                if handled is not None:
+                    return handled
+            return frozenset({VExt(v.name + "()")})
+        if isinstance(v, VSeqMethod):
+            from ..semantics.builtins_model import seq_method
+
+            return seq_method(ev, v.seq, v.attr, args, tags)
+        if isinstance(v, VUnknown):
+            d.unresolved.append(v.why)
+            return frozenset({v})
+        if isinstance(v, VSuper):
+            return EMPTY
+        return frozenset({VExt("<call result>")})
+
+    def invoke(self, fn: FuncInfo, self_val: Value | None, args: CallArgs, closure: Ctx | None, rule: str, d: Dispatch) -> FrozenSet[Value]:
+        ctx = bind(fn, self_val, args, closure)
+        d.targets.append(Target(fn.qual, ctx, rule))
+        return self.ev.returns(fn, ctx)
+
+    def construct(self, qual: str, args: CallArgs, d: Dispatch, tags: set[str], rule: str = "constructor") -> FrozenSet[Value]:
+        inst = VInst(qual)
+        cm = self.ev.classes
+        new = cm.method(qual, "__new__")
+        init = cm.method(qual, "__init__")
+        if init is not None:
+            self.invoke(init[0], inst, args, None, rule, d)
+        if new is not None:
+            ctx = bind(new[0], VClass(qual), args, None)
+            d.targets.append(Target(new[0].qual, ctx, "constructor"))
+            made = self.ev.returns(new[0], ctx)
+            if any(isinstance(m, VInst) and m.qual != qual for m in made):
+                return made
+        return frozenset({inst})
+
+    def call_instance(self, v: VInst, args: CallArgs, d: Dispatch, tags: set[str]) -> FrozenSet[Value]:
+        """An object called: an overriding `__call__`, else a torch module's `forward`."""
+        cm = self.ev.classes
+        out: set[Value] = set()
+        classes = [v.qual] + ([] if v.exact else cm.subclasses(v.qual))
+        for i, qual in enumerate(classes):
+            inst = v if i == 0 else VInst(qual)
+            call = cm.method(qual, "__call__")
+            fwd = cm.method(qual, "forward")
+            if i > 0 and not ((call and call[1] == qual) or (fwd and fwd[1] == qual)):
+                continue  # a subclass that overrides nothing adds no target
+            if call is not None:
+                rule = "call-method" if i == 0 else "class-hierarchy"
+                out |= self.invoke(call[0], inst, args, None, rule, d)
+            elif fwd is not None and (cm.is_module(qual) or cm.external_bases(qual) or cm.unknown_bases(qual)):
+                if fwd[1] != qual:
+                    tags.add("mro")
+                rule = "module-call" if i == 0 else "class-hierarchy"
+                out |= self.invoke(fwd[0], inst, args, None, rule, d)
+            elif i == 0:
+                unk = cm.unknown_bases(qual)
+                if unk:
+                    d.unresolved.append(f"instance of {qual.rsplit('.', 1)[-1]} called; base not resolved ({unk[0]})")
+                elif not cm.external_bases(qual):
+                    d.unresolved.append(f"instance of {qual.rsplit('.', 1)[-1]} called, but it has no __call__ or forward")
+        return frozenset(out)
+
+    def dunder(self, v: VInst, name: str, tags: set[str], iterate: bool = False) -> FrozenSet[Value]:
+        """Values of `iter(obj)` / `obj[i]` for in-tree classes defining the protocol."""
+        found = self.ev.classes.method(v.qual, name)
+        if found is None:
+            if self.ev.classes.external_bases(v.qual):
+                # a subclass of an external container (nn.ModuleList, list, dict...)
+                return frozenset({VExt(f"{v.qual}.{name}()")})
+            return frozenset({VUnknown(f"{v.qual.rsplit('.', 1)[-1]} has no {name}")})
+        fn = found[0]
+        vals = self.ev.returns(fn, bind(fn, v, CallArgs(), None))
+        return self.ev.iterate(vals, tags) if iterate else vals

@@ -1,0 +1,243 @@
+"""Classes: bases, MRO, attribute lookup on instances, classes and super().
+
+Models Python's attribute lookup for in-tree classes: the class dict along the C3 MRO (methods,
+class attributes, properties), then instance attributes set by `self.x = ...` /
+`setattr(self, "x", ...)` in any method of any class in the MRO (so an attribute assigned in
+`__init__`, conditionally, or first to None, is the union of all its assignments). Attributes
+not found on a class with an external base (torch.nn.Module, say) are the base's: external.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, FrozenSet
+
+from ..index.scopes import ClassInfo, FuncInfo, first_param
+from .values import EMPTY, Ctx, Value, VClass, VExt, VFunc, VInst, VSuper, VUnknown, unknown
+
+if TYPE_CHECKING:
+    from .evaluator import Evaluator
+
+# Bases by which a class is a torch module (its instances called run forward).
+MODULE_BASES = ("torch.nn.Module", "torch.nn.modules.module.Module", "nn.Module")
+PROPERTY_DECORATORS = ("property", "cached_property", "functools.cached_property", "abc.abstractproperty")
+
+
+class ClassModel:
+    def __init__(self, ev: "Evaluator"):
+        self.ev = ev
+        self._bases: dict[str, tuple] = {}
+        self._mro: dict[str, tuple] = {}
+        self._attr: dict = {}
+        self._subclasses: dict[str, list[str]] | None = None
+
+    def info(self, qual: str) -> ClassInfo | None:
+        return self.ev.p.classes.get(qual)
+
+    def bases(self, qual: str) -> tuple[Value, ...]:
+        if qual in self._bases:
+            return self._bases[qual]
+        self._bases[qual] = ()
+        info = self.info(qual)
+        out: list[Value] = []
+        if info is not None:
+            from .evaluator import Scope
+
+            scope = Scope(info.module)
+            for b in info.node.bases:
+                node = b.value if b.__class__.__name__ == "Subscript" else b
+                for v in sorted(self.ev.eval(node, scope, set()), key=repr):
+                    if isinstance(v, (VClass, VExt, VUnknown)):
+                        out.append(v)
+        self._bases[qual] = tuple(out)
+        return self._bases[qual]
+
+    def mro(self, qual: str) -> tuple[str, ...]:
+        """In-tree classes of the C3 linearisation (external bases left out)."""
+        if qual in self._mro:
+            return self._mro[qual]
+        self._mro[qual] = (qual,)
+        parents = [b.qual for b in self.bases(qual) if isinstance(b, VClass) and b.qual != qual]
+        seqs = [list(self.mro(p)) for p in parents] + [parents]
+        result = [qual]
+        while True:
+            seqs = [s for s in seqs if s]
+            if not seqs:
+                break
+            for s in seqs:
+                head = s[0]
+                if not any(head in t[1:] for t in seqs):
+                    break
+            else:  # inconsistent hierarchy: fall back to depth-first order
+                for s in seqs:
+                    result.extend(x for x in s if x not in result)
+                break
+            result.append(head)
+            for t in seqs:
+                if t and t[0] == head:
+                    t.pop(0)
+        self._mro[qual] = tuple(result)
+        return self._mro[qual]
+
+    def external_bases(self, qual: str) -> list[str]:
+        out = []
+        for k in self.mro(qual):
+            out.extend(b.name for b in self.bases(k) if isinstance(b, VExt) and b.name != "builtins.object")
+        return out
+
+    def unknown_bases(self, qual: str) -> list[str]:
+        return [b.why for k in self.mro(qual) for b in self.bases(k) if isinstance(b, VUnknown)]
+
+    def is_module(self, qual: str) -> bool:
+        return any(_is_module_base(n) for n in self.external_bases(qual))
+
+    def method(self, qual: str, name: str, after: str | None = None) -> tuple[FuncInfo, str] | None:
+        """The first definition of `name` along the MRO (after class `after`, for super())."""
+        order = self.mro(qual)
+        if after is not None:
+            order = order[order.index(after) + 1:] if after in order else ()
+        for k in order:
+            info = self.info(k)
+            if info is not None and name in info.methods:
+                return info.methods[name], k
+        return None
+
+    def class_attr(self, qual: str, name: str) -> tuple[ClassInfo, list] | None:
+        for k in self.mro(qual):
+            info = self.info(k)
+            if info is not None and name in info.attrs:
+                return info, info.attrs[name]
+        return None
+
+    def subclasses(self, qual: str) -> list[str]:
+        """Every in-tree subclass, transitively (needs the whole scope indexed once)."""
+        if self._subclasses is None:
+            self.ev.p.load_all()
+            direct: dict[str, list[str]] = {}
+            for q in list(self.ev.p.classes):
+                for b in self.bases(q):
+                    if isinstance(b, VClass):
+                        direct.setdefault(b.qual, []).append(q)
+            self._subclasses = direct
+        out, todo = [], [qual]
+        while todo:
+            for s in self._subclasses.get(todo.pop(), []):
+                if s not in out:
+                    out.append(s)
+                    todo.append(s)
+        return out
+
+    # -- attribute lookup ------------------------------------------------------------------
+    def attribute(self, v: Value, attr: str, tags: set[str]) -> FrozenSet[Value]:
+        key = (v, attr)
+        if key in self._attr:
+            vals, atags = self._attr[key]
+            tags |= atags
+            return vals
+        self._attr[key] = (EMPTY, frozenset())
+        atags: set[str] = set()
+        if isinstance(v, VSuper):
+            vals = self._super_attr(v, attr, atags)
+        elif isinstance(v, VClass):
+            vals = self._class_attr(v, attr, atags)
+        else:
+            vals = self._instance_attr(v, attr, atags)
+        self._attr[key] = (vals, frozenset(atags))
+        tags |= atags
+        return vals
+
+    def _bind_method(self, fn: FuncInfo, owner: Value, cls_qual: str, tags: set[str]) -> FrozenSet[Value]:
+        if any(d in PROPERTY_DECORATORS for d in fn.decorators):
+            tags.add("property")
+            return self.ev.returns(fn, Ctx(fn.qual, ((first_param(fn) or "self", frozenset({owner})),)))
+        if fn.kind == "staticmethod":
+            return frozenset({VFunc(fn.qual)})
+        if fn.kind == "classmethod":
+            return frozenset({VFunc(fn.qual, VClass(cls_qual))})
+        return frozenset({VFunc(fn.qual, owner)})
+
+    def _instance_attr(self, v: VInst, attr: str, tags: set[str]) -> FrozenSet[Value]:
+        from .evaluator import Scope
+
+        out: set[Value] = set()
+        found = self.method(v.qual, attr)
+        if found is not None:
+            fn, owner = found
+            if owner != v.qual:
+                tags.add("mro")
+            out |= self._bind_method(fn, v, v.qual, tags)
+        else:
+            ca = self.class_attr(v.qual, attr)
+            if ca is not None:
+                out |= self.ev._bindings(ca[1], Scope(ca[0].module, cls=ca[0]), tags, ("clsattr", ca[0].qual, attr))
+        for k in self.mro(v.qual):
+            info = self.info(k)
+            if info is None:
+                continue
+            for fn, binding in info.self_attrs().get(attr, ()):
+                tags.add("init-attribute")
+                ctx = Ctx(fn.qual, ((first_param(fn), frozenset({v})),))
+                out |= self.ev.binding_value(binding, Scope(fn.module, fn, ctx), tags)
+        if not v.exact:
+            for sub in self.subclasses(v.qual):
+                sfound = self.method(sub, attr)
+                if sfound is not None and sfound[1] == sub:
+                    tags.add("class-hierarchy")
+                    out |= self._bind_method(sfound[0], VInst(sub, exact=True), sub, tags)
+        if not out:
+            ext = self.external_bases(v.qual)
+            unk = self.unknown_bases(v.qual)
+            if unk:
+                out.add(VUnknown(f"{_short(v.qual)}.{attr}: base not resolved ({unk[0]})"))
+            elif ext:
+                out.add(VExt(f"{ext[0]}.{attr}"))
+            else:
+                out.add(VUnknown(f"{_short(v.qual)} has no attribute '{attr}'"))
+        return frozenset(out)
+
+    def _class_attr(self, v: VClass, attr: str, tags: set[str]) -> FrozenSet[Value]:
+        from .evaluator import Scope
+
+        found = self.method(v.qual, attr)
+        if found is not None:
+            fn, owner = found
+            if owner != v.qual:
+                tags.add("mro")
+            if fn.kind == "classmethod":
+                return frozenset({VFunc(fn.qual, v)})
+            if any(d in PROPERTY_DECORATORS for d in fn.decorators):
+                return frozenset({VExt("builtins.property")})
+            return frozenset({VFunc(fn.qual)})
+        ca = self.class_attr(v.qual, attr)
+        if ca is not None:
+            return self.ev._bindings(ca[1], Scope(ca[0].module, cls=ca[0]), tags, ("clsattr", ca[0].qual, attr))
+        ext = self.external_bases(v.qual)
+        if ext:
+            return frozenset({VExt(f"{ext[0]}.{attr}")})
+        return unknown(f"class {_short(v.qual)} has no attribute '{attr}'")
+
+    def _super_attr(self, v: VSuper, attr: str, tags: set[str]) -> FrozenSet[Value]:
+        tags.add("super")
+        self_cls = v.self_val.qual if isinstance(v.self_val, (VInst, VClass)) else v.cls
+        found = self.method(self_cls, attr, after=v.cls)
+        if found is None and self_cls != v.cls:
+            found = self.method(v.cls, attr, after=v.cls)
+        if found is not None:
+            fn, _ = found
+            return self._bind_method(fn, v.self_val, self_cls, tags)
+        if attr == "__call__" and self.is_module(self_cls):
+            # super().__call__(...) from an overriding __call__ runs nn.Module.__call__: forward
+            fwd = self.method(self_cls, "forward")
+            if fwd is not None:
+                tags.add("module-call")
+                return frozenset({VFunc(fwd[0].qual, v.self_val)})
+        ext = self.external_bases(v.cls)
+        if ext:
+            return frozenset({VExt(f"{ext[0]}.{attr}")})
+        return unknown(f"super() of {_short(v.cls)} has no attribute '{attr}'")
+
+
+def _is_module_base(name: str) -> bool:
+    return name in MODULE_BASES or name.endswith(".nn.Module") or name.startswith("torch.nn.")
+
+
+def _short(qual: str) -> str:
+    return qual.rsplit(".", 1)[-1]

@@ -1,0 +1,467 @@
+"""Evaluate expressions to abstract values, in a calling context.
+
+This is the index side of resolution: names through the function's own bindings, enclosing
+functions, module globals, imports and builtins; attributes through the MRO of in-tree classes
+and `self.x = ...` assignments; subscripts and iteration through containers. Calls are handed
+to `calls.py`. Every memo table doubles as a recursion guard (an in-progress entry reads as
+empty), so recursive and mutually recursive code in the analysed tree terminates.
+"""
+from __future__ import annotations
+
+import ast
+import builtins
+from dataclasses import dataclass
+from typing import FrozenSet, Iterable
+
+from ..index.project import Project
+from ..index.scopes import Binding, ClassInfo, FuncInfo, ModuleInfo, first_param
+from .values import EMPTY, NONE, Ctx, Value, VClass, VConst, VExt, VFunc, VInst, VModule, VSeq, VSeqMethod, VSuper, VUnknown, unknown
+
+BUILTIN_NAMES = frozenset(dir(builtins))
+# Nesting depth of containers kept (a list of lists of layers is still precise).
+MAX_SEQ_DEPTH = 3
+
+
+@dataclass(frozen=True)
+class Scope:
+    mod: ModuleInfo
+    fn: FuncInfo | None = None
+    ctx: Ctx | None = None
+    cls: ClassInfo | None = None  # evaluating a class body
+
+
+class Evaluator:
+    def __init__(self, project: Project, binds: dict[str, str] | None = None):
+        from . import calls, classes  # local: these modules import Evaluator for typing only
+
+        self.p = project
+        self.binds = dict(binds or {})
+        self.classes = classes.ClassModel(self)
+        self.calls = calls.CallModel(self)
+        self._names: dict = {}
+        self._returns: dict = {}
+        self._attrs: dict = {}
+
+    # -- entry points ----------------------------------------------------------------------
+    def eval(self, node: ast.AST | None, scope: Scope, tags: set[str]) -> FrozenSet[Value]:
+        if node is None:
+            return EMPTY
+        method = getattr(self, "_eval_" + type(node).__name__, None)
+        if method is None:
+            return frozenset({VExt("<expr>")})
+        return method(node, scope, tags)
+
+    def scope_of(self, fn: FuncInfo, ctx: Ctx | None) -> Scope:
+        return Scope(fn.module, fn, ctx)
+
+    def returns(self, fn: FuncInfo, ctx: Ctx) -> FrozenSet[Value]:
+        key = ctx
+        if key in self._returns:
+            return self._returns[key]
+        self._returns[key] = EMPTY  # recursion guard
+        scope = self.scope_of(fn, ctx)
+        tags: set[str] = set()
+        out: set[Value] = set()
+        for expr in fn.returns():
+            out |= self.eval(expr, scope, tags)
+        if not isinstance(fn.node, ast.Lambda) and fn.is_generator():
+            elems: set[Value] = set()
+            for node in ast.walk(fn.node):
+                if isinstance(node, ast.Yield) and node.value is not None:
+                    elems |= self.eval(node.value, scope, tags)
+                elif isinstance(node, ast.YieldFrom):
+                    elems |= self.iterate(self.eval(node.value, scope, tags), tags)
+            out = {VSeq(frozenset(elems), "generator")}
+        elif not fn.returns():
+            out.add(NONE)
+        if "contextlib.contextmanager" in fn.decorators or "contextmanager" in fn.decorators:
+            out = {VExt("contextlib._GeneratorContextManager")}
+        result = frozenset(out)
+        self._returns[key] = result
+        return result
+
+    def bound_factory(self, node: ast.Call) -> str | None:
+        """The class a user --bind names for this call's callee expression, if any."""
+        if not self.binds:
+            return None
+        text = _dotted_text(node.func)
+        if text is None:
+            return None
+        for key, qual in self.binds.items():
+            if text == key or text.endswith("." + key):
+                return qual
+        return None
+
+    # -- names -----------------------------------------------------------------------------
+    def _eval_Name(self, node: ast.Name, scope: Scope, tags: set[str]) -> FrozenSet[Value]:
+        return self.lookup(node.id, scope, tags)
+
+    def lookup(self, name: str, scope: Scope, tags: set[str]) -> FrozenSet[Value]:
+        fn, ctx = scope.fn, scope.ctx
+        while fn is not None:
+            if name in _param_set(fn):
+                bound = ctx.get(name) if ctx is not None else None
+                if bound is not None:
+                    if name != first_param(fn) or fn.cls is None:
+                        tags.add("param-binding")
+                    return bound
+                return self.unbound_param(fn, name, Scope(fn.module, fn, ctx), tags)
+            local = fn.locals().get(name)
+            if local and not any(b.kind == "global" for b in local):
+                return self._bindings(local, Scope(fn.module, fn, ctx), tags, ("local", fn.qual, name, ctx))
+            parent = fn.parent
+            ctx = ctx.closure if ctx is not None and ctx.closure is not None else (Ctx(parent.qual) if parent else None)
+            fn = parent
+        if scope.cls is not None and name in scope.cls.attrs:
+            return self._bindings(scope.cls.attrs[name], Scope(scope.mod, cls=scope.cls), tags, ("cls", scope.cls.qual, name))
+        return self.global_name(scope.mod, name, tags)
+
+    def global_name(self, mod: ModuleInfo, name: str, tags: set[str], _seen: frozenset = frozenset()) -> FrozenSet[Value]:
+        if name in mod.globals:
+            return self._bindings(mod.globals[name], Scope(mod), tags, ("global", mod.name, name))
+        for star in mod.star_imports:
+            if star in _seen:
+                continue
+            smod = self.p.module(star)
+            if smod is not None:
+                found = self.global_name(smod, name, tags, _seen | {mod.name})
+                if found and not all(isinstance(v, VUnknown) for v in found):
+                    return found
+            elif not self.p.is_namespace(star):
+                return frozenset({VExt(f"{star}.{name}")})
+        if name in BUILTIN_NAMES:
+            return frozenset({VExt(f"builtins.{name}")})
+        if name == "__file__" or name == "__name__":
+            return frozenset({VConst(None)})
+        return unknown(f"name '{name}' is not defined in {mod.display}")
+
+    def _bindings(self, bindings: Iterable[Binding], scope: Scope, tags: set[str], key) -> FrozenSet[Value]:
+        key = (key, scope.ctx)
+        if key in self._names:
+            vals, btags = self._names[key]
+            tags |= btags
+            return vals
+        self._names[key] = (EMPTY, frozenset())
+        out: set[Value] = set()
+        btags: set[str] = set()
+        for b in bindings:
+            out |= self.binding_value(b, scope, btags)
+        result = frozenset(out)
+        self._names[key] = (result, frozenset(btags))
+        tags |= btags
+        return result
+
+    def binding_value(self, b: Binding, scope: Scope, tags: set[str]) -> FrozenSet[Value]:
+        if b.kind == "def":
+            fn = self.p.functions.get(b.target)
+            if fn is None:
+                return unknown(f"definition {b.target} not indexed")
+            closure = scope.ctx if scope.fn is not None else None
+            return frozenset({VFunc(fn.qual, None, closure)})
+        if b.kind == "class":
+            return frozenset({VClass(b.target)})
+        if b.kind == "import":
+            return self.dotted(b.target)
+        if b.kind == "global":
+            return EMPTY
+        vals = self.eval(b.expr, scope, tags) if b.expr is not None else frozenset({VExt("exception")})
+        if b.kind == "iter":
+            vals = self.iterate(vals, tags)
+        return self.unpack(vals, b.path, tags) if b.path else vals
+
+    def dotted(self, name: str) -> FrozenSet[Value]:
+        """The value of an imported dotted name: an in-tree module, a name in one, or external."""
+        if self.p.module(name) is not None:
+            return frozenset({VModule(name)})
+        head, _, attr = name.rpartition(".")
+        if head:
+            mod = self.p.module(head)
+            if mod is not None:
+                if attr in mod.globals or mod.star_imports:
+                    return self.global_name(mod, attr, set())
+                if self.p.locate(name) is not None or self.p.is_namespace(name):
+                    return frozenset({VModule(name)})
+                return unknown(f"'{attr}' is not defined in {mod.display}")
+        if self.p.is_namespace(name):
+            return frozenset({VModule(name)})
+        return frozenset({VExt(name)})
+
+    def unbound_param(self, fn: FuncInfo, name: str, scope: Scope, tags: set[str]) -> FrozenSet[Value]:
+        """A parameter with no argument bound at this context: its default and annotation."""
+        a = fn.node.args
+        if fn.cls is not None and name == first_param(fn) and fn.kind not in ("staticmethod",):
+            if fn.kind == "classmethod":
+                return frozenset({VClass(fn.cls.qual)})
+            return frozenset({VInst(fn.cls.qual, exact=False)})
+        if a.vararg and a.vararg.arg == name:
+            return frozenset({VSeq(unknown(f"*{name} of {fn.qual}"), "tuple")})
+        if a.kwarg and a.kwarg.arg == name:
+            return frozenset({VSeq(unknown(f"**{name} of {fn.qual}"), "dict")})
+        out: set[Value] = set()
+        positional = a.posonlyargs + a.args
+        defaults = dict(zip([p.arg for p in positional[len(positional) - len(a.defaults):]], a.defaults))
+        defaults.update({p.arg: d for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None})
+        outer = Scope(fn.module, fn.parent, scope.ctx.closure if scope.ctx else None)
+        if name in defaults:
+            out |= self.eval(defaults[name], outer, tags)
+        ann = next((p.annotation for p in positional + a.kwonlyargs if p.arg == name), None)
+        if ann is not None:
+            out |= self.annotation(ann, outer)
+        if not out or (ann is None and all(isinstance(v, VConst) for v in out)):
+            out.add(VUnknown(f"parameter '{name}' of {fn.qual} has no argument bound on this path"))
+        return frozenset(out)
+
+    def annotation(self, ann: ast.AST, scope: Scope) -> FrozenSet[Value]:
+        """Instances an annotation describes: `X`, `Optional[X]`, `Union[X, Y]`, `X | Y`, "X"."""
+        if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
+            try:
+                ann = ast.parse(ann.value, mode="eval").body
+            except SyntaxError:
+                return EMPTY
+        if isinstance(ann, ast.BinOp) and isinstance(ann.op, ast.BitOr):
+            return self.annotation(ann.left, scope) | self.annotation(ann.right, scope)
+        if isinstance(ann, ast.Subscript):
+            head = self.eval(ann.value, scope, set())
+            names = {v.name for v in head if isinstance(v, VExt)}
+            if names & {"typing.Optional", "typing.Union"}:
+                inner = ann.slice.elts if isinstance(ann.slice, ast.Tuple) else [ann.slice]
+                out: set[Value] = set()
+                for elt in inner:
+                    out |= self.annotation(elt, scope)
+                return frozenset(out)
+            return EMPTY
+        if isinstance(ann, ast.Constant) and ann.value is None:
+            return frozenset({NONE})
+        out = set()
+        for v in self.eval(ann, scope, set()):
+            if isinstance(v, VClass):
+                out.add(VInst(v.qual, exact=False))
+            elif isinstance(v, VExt):
+                out.add(VExt(v.name + "()"))
+        return frozenset(out)
+
+    # -- attributes ------------------------------------------------------------------------
+    def _eval_Attribute(self, node: ast.Attribute, scope: Scope, tags: set[str]) -> FrozenSet[Value]:
+        return self.attribute(self.eval(node.value, scope, tags), node.attr, tags)
+
+    def attribute(self, values: FrozenSet[Value], attr: str, tags: set[str]) -> FrozenSet[Value]:
+        out: set[Value] = set()
+        for v in values:
+            out |= self.attribute_of(v, attr, tags)
+        return frozenset(out)
+
+    def attribute_of(self, v: Value, attr: str, tags: set[str]) -> FrozenSet[Value]:
+        if isinstance(v, VModule):
+            mod = self.p.module(v.name)
+            if mod is not None and (attr in mod.globals or mod.star_imports):
+                found = self.global_name(mod, attr, tags)
+                if not all(isinstance(x, VUnknown) for x in found) or attr in mod.globals:
+                    return found
+            return self.dotted(f"{v.name}.{attr}")
+        if isinstance(v, (VInst, VClass, VSuper)):
+            return self.classes.attribute(v, attr, tags)
+        if isinstance(v, VExt):
+            return frozenset({VExt(f"{v.name}.{attr}")})
+        if isinstance(v, VUnknown):
+            return frozenset({v})
+        if isinstance(v, VSeq):
+            return frozenset({VSeqMethod(v, attr)})
+        if isinstance(v, VConst):
+            return frozenset({VExt(f"builtins.{type(v.value).__name__}.{attr}")})
+        if isinstance(v, VFunc):
+            return frozenset({VExt(f"builtins.function.{attr}")})
+        return frozenset({VExt(f"<object>.{attr}")})
+
+    # -- containers ------------------------------------------------------------------------
+    def iterate(self, values: FrozenSet[Value], tags: set[str]) -> FrozenSet[Value]:
+        out: set[Value] = set()
+        for v in values:
+            if isinstance(v, VSeq):
+                tags.add("container")
+                out |= v.elems if v.kind != "dict" or v.keys is None else {VConst(k) for k, _ in v.keys}
+            elif isinstance(v, VUnknown):
+                out.add(v)
+            elif isinstance(v, VInst):
+                out |= self.calls.dunder(v, "__iter__", tags, iterate=True)
+            else:
+                out.add(VExt("<element>"))
+        return frozenset(out)
+
+    def unpack(self, values: FrozenSet[Value], path: tuple, tags: set[str]) -> FrozenSet[Value]:
+        for step in path:
+            nxt: set[Value] = set()
+            for v in values:
+                if isinstance(v, VSeq):
+                    tags.add("container")
+                    if step != "*" and v.items is not None and step < len(v.items):
+                        nxt |= v.items[step]
+                    elif step == "*":
+                        nxt.add(VSeq(v.elems, "list"))
+                    else:
+                        nxt |= v.elems
+                elif isinstance(v, VUnknown):
+                    nxt.add(v)
+                else:
+                    nxt.add(VExt("<unpacked>"))
+            values = frozenset(nxt)
+        return values
+
+    def _eval_Subscript(self, node: ast.Subscript, scope: Scope, tags: set[str]) -> FrozenSet[Value]:
+        base = self.eval(node.value, scope, tags)
+        out: set[Value] = set()
+        for v in base:
+            if isinstance(v, VSeq):
+                tags.add("container")
+                if isinstance(node.slice, ast.Slice):
+                    out.add(VSeq(v.elems, v.kind if v.kind != "tuple" else "list"))
+                elif v.items is not None and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, int):
+                    i = node.slice.value
+                    out |= v.items[i] if -len(v.items) <= i < len(v.items) else v.elems
+                elif v.keys is not None and isinstance(node.slice, ast.Constant):
+                    out |= dict(v.keys).get(node.slice.value, v.elems)
+                else:
+                    out |= v.elems
+            elif isinstance(v, VUnknown):
+                out.add(v)
+            elif isinstance(v, VInst):
+                out |= self.calls.dunder(v, "__getitem__", tags)
+            elif isinstance(v, VClass):
+                out.add(v)  # Generic[T] and friends
+            else:
+                out.add(VExt("<item>"))
+        return frozenset(out)
+
+    def _eval_List(self, node, scope, tags):
+        return self._seq([self.eval(e, scope, tags) if not isinstance(e, ast.Starred) else self.iterate(self.eval(e.value, scope, tags), tags) for e in node.elts], "list", node, scope, tags)
+
+    def _eval_Tuple(self, node, scope, tags):
+        return self._seq([self.eval(e, scope, tags) if not isinstance(e, ast.Starred) else self.iterate(self.eval(e.value, scope, tags), tags) for e in node.elts], "tuple", node, scope, tags)
+
+    def _eval_Set(self, node, scope, tags):
+        return self._eval_List(node, scope, tags)
+
+    def _seq(self, items, kind, node, scope, tags):
+        starred = any(isinstance(e, ast.Starred) for e in node.elts)
+        elems = frozenset().union(*items) if items else EMPTY
+        return frozenset({VSeq(_cap(elems), kind, None if starred else tuple(_cap(i) for i in items))})
+
+    def _eval_Dict(self, node: ast.Dict, scope, tags):
+        keys, elems = [], set()
+        exact = True
+        for k, val in zip(node.keys, node.values):
+            vv = self.eval(val, scope, tags)
+            if k is None:
+                exact = False
+                for m in vv:
+                    if isinstance(m, VSeq):
+                        elems |= m.elems
+                continue
+            elems |= vv
+            if isinstance(k, ast.Constant) and isinstance(k.value, str):
+                keys.append((k.value, _cap(vv)))
+            else:
+                exact = False
+        return frozenset({VSeq(_cap(frozenset(elems)), "dict", None, tuple(keys) if exact else None)})
+
+    def _comp(self, node, scope, tags, kind):
+        elt = node.elt if not isinstance(node, ast.DictComp) else node.value
+        return frozenset({VSeq(_cap(self.eval(elt, scope, tags)), kind)})
+
+    def _eval_ListComp(self, node, scope, tags):
+        return self._comp(node, scope, tags, "list")
+
+    def _eval_SetComp(self, node, scope, tags):
+        return self._comp(node, scope, tags, "list")
+
+    def _eval_GeneratorExp(self, node, scope, tags):
+        return self._comp(node, scope, tags, "generator")
+
+    def _eval_DictComp(self, node, scope, tags):
+        return self._comp(node, scope, tags, "dict")
+
+    # -- the rest --------------------------------------------------------------------------
+    def _eval_Call(self, node: ast.Call, scope: Scope, tags: set[str]) -> FrozenSet[Value]:
+        return self.calls.result(node, scope, tags)
+
+    def _eval_Constant(self, node: ast.Constant, scope, tags):
+        return frozenset({VConst(node.value if isinstance(node.value, (str, type(None))) else None)})
+
+    def _eval_JoinedStr(self, node, scope, tags):
+        return frozenset({VConst(None)})
+
+    def _eval_BoolOp(self, node: ast.BoolOp, scope, tags):
+        out: set[Value] = set()
+        for v in node.values:
+            out |= self.eval(v, scope, tags)
+        return frozenset(out)
+
+    def _eval_IfExp(self, node: ast.IfExp, scope, tags):
+        return self.eval(node.body, scope, tags) | self.eval(node.orelse, scope, tags)
+
+    def _eval_NamedExpr(self, node: ast.NamedExpr, scope, tags):
+        return self.eval(node.value, scope, tags)
+
+    def _eval_Await(self, node: ast.Await, scope, tags):
+        return self.eval(node.value, scope, tags)
+
+    def _eval_Starred(self, node: ast.Starred, scope, tags):
+        return self.iterate(self.eval(node.value, scope, tags), tags)
+
+    def _eval_Lambda(self, node: ast.Lambda, scope: Scope, tags):
+        fn = self.p.lambda_info(node, scope.fn, scope.mod)
+        return frozenset({VFunc(fn.qual, None, scope.ctx if scope.fn is not None else None)})
+
+    def _eval_BinOp(self, node: ast.BinOp, scope, tags):
+        left = self.eval(node.left, scope, tags)
+        if isinstance(node.op, ast.Add):
+            right = self.eval(node.right, scope, tags)
+            seqs = [v for v in left | right if isinstance(v, VSeq)]
+            if seqs:  # list concatenation keeps the layers of both sides
+                return frozenset({VSeq(_cap(frozenset().union(*(s.elems for s in seqs))), "list")})
+        if any(isinstance(v, VInst) for v in left):
+            return frozenset({VExt("<operator result>")})
+        return frozenset({VExt("<operator result>")})
+
+    def _eval_UnaryOp(self, node, scope, tags):
+        return frozenset({VExt("<operator result>")})
+
+    def _eval_Compare(self, node, scope, tags):
+        return frozenset({VConst(None)})
+
+
+def _dotted_text(node: ast.AST) -> str | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def _param_set(fn: FuncInfo) -> set[str]:
+    a = fn.node.args
+    names = {p.arg for p in a.posonlyargs + a.args + a.kwonlyargs}
+    if a.vararg:
+        names.add(a.vararg.arg)
+    if a.kwarg:
+        names.add(a.kwarg.arg)
+    return names
+
+
+def _cap(values: FrozenSet[Value], depth: int = 0) -> FrozenSet[Value]:
+    """Bound container nesting so contexts stay finite (lists of lists of ... of layers)."""
+    out = set()
+    for v in values:
+        if isinstance(v, VSeq):
+            if depth >= MAX_SEQ_DEPTH:
+                out.add(VSeq(EMPTY, v.kind))
+            else:
+                out.add(VSeq(_cap(v.elems, depth + 1), v.kind, None, None))
+        else:
+            out.add(v)
+    return frozenset(out)
+
+
+__all__ = ["Evaluator", "Scope"]

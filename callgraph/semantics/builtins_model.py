@@ -1,0 +1,116 @@
+"""Python builtins that pass values through: `getattr(obj, "name")`, `super()`, `type(x)`,
+`list/tuple/sorted/reversed/iter/next/enumerate/zip(...)`, `dict(...)`, `copy.copy/deepcopy`,
+`typing.cast`, and a container's own methods (`.values()`, `.items()`, `.get()`).
+
+Without these, `for name, layer in self.layers.items(): layer(x)` or
+`getattr(self, "language_model")(x)` would lose the module being called.
+"""
+from __future__ import annotations
+
+import ast
+
+from ..index.scopes import first_param
+from ..infer.values import EMPTY, VClass, VConst, VExt, VInst, VSeq, VSuper, VUnknown
+
+PASS_FIRST = {"builtins.list", "builtins.tuple", "builtins.set", "builtins.frozenset", "builtins.sorted",
+              "builtins.reversed", "builtins.iter", "builtins.filter"}
+IDENTITY = {"copy.copy", "copy.deepcopy", "builtins.id", "torch.compile", "torch.jit.script", "torch.jit.trace",
+            "torch.nn.DataParallel", "torch.nn.parallel.DistributedDataParallel",
+            "torch.nn.parallel.DataParallel"}
+# Calls whose result depends on strings computed at run time: never "external", always unknown.
+DYNAMIC = {"importlib.import_module": "a module imported by a computed name (importlib.import_module)",
+           "builtins.__import__": "a module imported by a computed name (__import__)",
+           "builtins.eval": "eval() of a string", "builtins.globals": "globals() lookup",
+           "builtins.locals": "locals() lookup", "builtins.vars": "vars() lookup"}
+
+
+def call(calls, v, args, node, scope, d, tags):
+    ev = calls.ev
+    name = v.name
+    if name == "builtins.getattr" and len(args.pos) >= 2:
+        out = set()
+        for attr in args.pos[1]:
+            if isinstance(attr, VConst) and isinstance(attr.value, str):
+                out |= ev.attribute(args.pos[0], attr.value, tags)
+            else:
+                out.add(VUnknown("getattr with a name that is not a constant"))
+        if len(args.pos) >= 3:
+            out |= args.pos[2]
+        return frozenset(out)
+    if name in DYNAMIC:
+        return frozenset({VUnknown(DYNAMIC[name])})
+    if name == "builtins.super":
+        return _super(ev, args, scope, tags)
+    if name == "builtins.type" and len(args.pos) == 1:
+        return frozenset(VClass(m.qual) if isinstance(m, VInst) else VExt("builtins.type()") for m in args.pos[0])
+    if name in PASS_FIRST:
+        if not args.pos:
+            return frozenset({VSeq(EMPTY, "list")})
+        src = args.pos[-1] if name == "builtins.filter" else args.pos[0]
+        return frozenset({VSeq(ev.iterate(src, tags), "list")})
+    if name == "builtins.next" and args.pos:
+        return ev.iterate(args.pos[0], tags)
+    if name == "builtins.enumerate" and args.pos:
+        return frozenset({VSeq(frozenset({VSeq(ev.iterate(args.pos[0], tags), "tuple", (frozenset({VConst(None)}), ev.iterate(args.pos[0], tags)))}), "list")})
+    if name == "builtins.zip" and args.pos:
+        items = tuple(ev.iterate(a, tags) for a in args.pos)
+        return frozenset({VSeq(frozenset({VSeq(frozenset().union(*items), "tuple", items)}), "list")})
+    if name in ("builtins.dict", "collections.OrderedDict"):
+        keys = tuple(sorted(args.kw.items()))
+        elems = frozenset().union(*args.kw.values()) if args.kw else EMPTY
+        for a in args.pos[:1]:
+            for m in a:
+                if isinstance(m, VSeq) and m.kind == "dict":
+                    elems |= m.elems
+                else:  # dict([(k, v), ...]) / OrderedDict of pairs: the values
+                    for pair in ev.iterate(frozenset({m}), tags):
+                        if isinstance(pair, VSeq) and pair.items and len(pair.items) == 2:
+                            elems |= pair.items[1]
+                        elif isinstance(pair, VSeq):
+                            elems |= pair.elems
+            keys = None
+        return frozenset({VSeq(elems, "dict", None, keys)})
+    if name in ("builtins.min", "builtins.max") and len(args.pos) == 1:
+        return ev.iterate(args.pos[0], tags)
+    if name in IDENTITY and args.pos:
+        return args.pos[0] if name != "builtins.id" else frozenset({VConst(None)})
+    if name == "typing.cast" and len(args.pos) == 2:
+        return args.pos[1]
+    return None
+
+
+def seq_method(ev, seq: VSeq, attr: str, args, tags):
+    """A container's own method called: `.values()`, `.items()`, `.get(k)`, `.pop()`..."""
+    tags.add("container")
+    if attr in ("values", "copy", "__iter__"):
+        return frozenset({VSeq(seq.elems, "list")}) if attr == "values" else frozenset({seq})
+    if attr == "items":
+        keyset = frozenset({VConst(None)})
+        return frozenset({VSeq(frozenset({VSeq(seq.elems, "tuple", (keyset, seq.elems))}), "list")})
+    if attr in ("get", "pop", "setdefault", "__getitem__"):
+        if seq.keys is not None and args.pos:
+            keys = [k.value for k in args.pos[0] if isinstance(k, VConst)]
+            found = frozenset().union(*(dict(seq.keys).get(k, EMPTY) for k in keys)) if keys else EMPTY
+            if found:
+                return found | (args.pos[1] if len(args.pos) > 1 else EMPTY)
+        return seq.elems | (args.pos[1] if len(args.pos) > 1 else EMPTY)
+    if attr == "keys":
+        return frozenset({VSeq(frozenset({VConst(None)}), "list")})
+    return frozenset({VExt(f"builtins.{seq.kind}.{attr}()")})
+
+
+def _super(ev, args, scope, tags):
+    if len(args.pos) == 2:
+        out = set()
+        for c in args.pos[0]:
+            for s in args.pos[1]:
+                if isinstance(c, VClass):
+                    out.add(VSuper(c.qual, s))
+        return frozenset(out) or frozenset({VUnknown("super() with arguments not resolved")})
+    fn = scope.fn
+    while fn is not None and fn.cls is None:
+        fn = fn.parent
+    if fn is None or fn.cls is None:
+        return frozenset({VUnknown("super() outside a method")})
+    self_vals = ev.lookup(first_param(fn), scope, set()) if first_param(fn) else EMPTY
+    return frozenset(VSuper(fn.cls.qual, s) for s in self_vals) or frozenset({VSuper(fn.cls.qual, VInst(fn.cls.qual, False))})
