@@ -7,12 +7,14 @@ unreadable at any zoom.
 """
 from __future__ import annotations
 
+import textwrap
+
 from ..model import Hop, Unresolved
 
 # Longest call expression drawn on an unresolved node; the full text is in the tooltip.
 MAX_EXPR_CHARS = 48
-# Longest reason drawn under it.
-MAX_WHY_CHARS = 60
+# The reason under it is wrapped to this width, on at most this many lines.
+WHY_WIDTH, WHY_LINES = 44, 3
 
 
 def module_of(file: str) -> str:
@@ -57,7 +59,10 @@ def rules_via(hop: Hop) -> tuple[str, ...]:
 
 def unresolved_label(u: Unresolved) -> str:
     """The call expression as written, and why it stayed unresolved."""
-    return f"{clip(u.expr, MAX_EXPR_CHARS)}\n{clip(u.why, MAX_WHY_CHARS)}"
+    why = textwrap.wrap(" ".join(u.why.split()), WHY_WIDTH) or [""]
+    if len(why) > WHY_LINES:
+        why = why[:WHY_LINES - 1] + [clip(" ".join(why[WHY_LINES - 1:]), WHY_WIDTH)]
+    return "\n".join([clip(u.expr, MAX_EXPR_CHARS), *why])
 
 
 def unresolved_edge_label(u: Unresolved) -> str:

@@ -31,6 +31,13 @@ needs_dot = pytest.mark.skipif(shutil.which("dot") is None,
                                reason="Graphviz not installed (tests/run.sh installs it)")
 
 
+@pytest.fixture
+def cache(tmp_path) -> Path:
+    """A fresh analysis cache: the fixture trees are tiny, and a shared cache written by an
+    older engine build (same tool version) would answer for it."""
+    return tmp_path / "cache"
+
+
 def parse(out: Path) -> pydot.Dot:
     (graph,) = pydot.graph_from_dot_data(out.read_text(encoding="utf-8"))
     return graph
@@ -54,18 +61,18 @@ def graph_cli(tmp_path, cache, *args) -> int:
                  "--root", str(SGLANG), "--cache-dir", str(cache), *args])
 
 
-def test_graph_dot_holds_the_flagship_path_and_highlights_only_it(tmp_path, analysis_cache):
+def test_graph_dot_holds_the_flagship_path_and_highlights_only_it(tmp_path, cache):
     out = tmp_path / "flagship.dot"
-    assert graph_cli(tmp_path, analysis_cache, "-o", str(out)) == 0
+    assert graph_cli(tmp_path, cache, "-o", str(out)) == 0
     nodes, edges = drawn(parse(out))
     assert set(FLAGSHIP_PATH) <= set(nodes)
     assert {(s, d) for s, d, hot in edges if hot} == set(zip(FLAGSHIP_PATH, FLAGSHIP_PATH[1:]))
     assert any(not hot for _, _, hot in edges), "the neighbourhood adds context edges"
 
 
-def test_graph_cap_is_named_in_the_caption(tmp_path, analysis_cache):
+def test_graph_cap_is_named_in_the_caption(tmp_path, cache):
     out = tmp_path / "capped.dot"
-    assert graph_cli(tmp_path, analysis_cache, "--max-nodes", "1", "-o", str(out)) == 0
+    assert graph_cli(tmp_path, cache, "--max-nodes", "1", "-o", str(out)) == 0
     graph = parse(out)
     nodes, _ = drawn(graph)
     assert set(FLAGSHIP_PATH) <= set(nodes)   # the witness path survives any cap
@@ -73,8 +80,8 @@ def test_graph_cap_is_named_in_the_caption(tmp_path, analysis_cache):
 
 
 @needs_dot
-def test_flagship_svg_shows_the_path_labels(tmp_path, analysis_cache):
-    analysis = Analysis(roots=[str(SGLANG)], cache_dir=str(analysis_cache))
+def test_flagship_svg_shows_the_path_labels(tmp_path, cache):
+    analysis = Analysis(roots=[str(SGLANG)], cache_dir=str(cache))
     proof = analysis.reach(analysis.resolve("KimiK25ForConditionalGeneration"),
                            analysis.resolve("DeepseekV2Model"))
     out = render_proof_file(proof, analysis, tmp_path / "flagship.svg")
@@ -84,8 +91,8 @@ def test_flagship_svg_shows_the_path_labels(tmp_path, analysis_cache):
     assert {hop.rule for hop in proof.path} <= texts
 
 
-def test_unknown_proof_shows_the_blocking_site_dashed(tmp_path, analysis_cache):
-    analysis = Analysis(roots=[str(HF)], cache_dir=str(analysis_cache))
+def test_unknown_proof_shows_the_blocking_site_dashed(tmp_path, cache):
+    analysis = Analysis(roots=[str(HF)], cache_dir=str(cache))
     proof = analysis.reach(analysis.resolve("LlavaForConditionalGeneration"),
                            analysis.resolve("LlamaModel"))
     assert proof.verdict.value == "unknown", "fixtures/reach/llava_auto_unbound expects unknown"
@@ -95,10 +102,10 @@ def test_unknown_proof_shows_the_blocking_site_dashed(tmp_path, analysis_cache):
     assert not [e for e in edges if e[2]], "an unknown verdict has no path to highlight"
 
 
-def test_reach_dot_option(tmp_path, analysis_cache):
+def test_reach_dot_option(tmp_path, cache):
     out = tmp_path / "reach.dot"
     rc = main(["reach", "KimiK25ForConditionalGeneration", "DeepseekV2Model", "--root",
-               str(SGLANG), "--cache-dir", str(analysis_cache), "--dot", str(out)])
+               str(SGLANG), "--cache-dir", str(cache), "--dot", str(out)])
     if rc == 3 and not out.exists():
         pytest.skip("reach --dot is not wired yet")
     assert rc == 0

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from render_cases import CAUSAL, KIMI, LAYER, MODEL, PATH, ROUTINE
 
-from callgraph.model import GraphView, Hop, Node, Proof
+from callgraph.model import GraphView, Hop, Node, Proof, Unresolved
 from callgraph.render import graph_scene, proof_scene
-from callgraph.render.labels import edge_label, module_of, node_label
+from callgraph.render.labels import edge_label, module_of, node_label, unresolved_label
 
 
 def test_labels_are_class_method_or_function_name():
@@ -85,7 +85,7 @@ def test_cap_keeps_nearest_context_first():
 
 
 def test_neighbourhood_unresolved_sites_are_counted_not_drawn(neighbourhood):
-    from callgraph.model import Unresolved
+
     view = GraphView(neighbourhood.root, neighbourhood.entry, "t", neighbourhood.nodes,
                      neighbourhood.edges, (Unresolved(KIMI, "sglang/srt/models/kimi_k25.py:45:3",
                                                       "x.view(-1)", "no type"),))
@@ -108,3 +108,10 @@ def test_edge_label_adds_the_rules_that_typed_the_receiver():
     hop = Hop(ROUTINE, CAUSAL, "sglang/srt/managers/mm_utils.py:14:11", "language_model(...)",
               "module-call", via=("param-binding", "mro"))
     assert edge_label(hop) == "line 14\nmodule-call\nvia param-binding, mro"
+
+
+def test_unresolved_label_wraps_the_reason_and_clips_the_expression():
+    u = Unresolved(ROUTINE, "a.py:1:0", "f(" + "x, " * 40 + ")", "word " * 60)
+    lines = unresolved_label(u).split("\n")
+    assert lines[0].endswith("…") and len(lines[0]) == 48
+    assert len(lines) == 4 and lines[-1].endswith("…") and all(len(x) <= 48 for x in lines)
