@@ -6,7 +6,9 @@ with `[tool.callgraph]`. Shared settings live in `[callgraph]` / `[tool.callgrap
 `[callgraph:contract:<id>]` / `[tool.callgraph.contracts.<id>]`. Every key is a typed field
 (schema.py) checked before any analysis runs. Paths are relative to the config file's folder, so a
 contract file means the same thing from any working directory. CLI values override the file's
-shared settings (vulture's rule); a contract's own roots/package/bindings override both.
+shared settings (vulture's rule); a contract's own roots/package/bindings override both, and a
+contract on its own roots or package does not inherit the shared bindings (they name classes of
+the shared tree).
 """
 from __future__ import annotations
 
@@ -106,10 +108,13 @@ def _scope(values: dict[str, Any], base: Path, fallback: Scope) -> Scope:
     package = values.get("package")
     if roots is None and package is not None:
         roots = ()
+    own_tree = roots is not None or package is not None
     return Scope(
         roots=fallback.roots if roots is None else tuple(str((base / r).resolve()) for r in roots),
-        package=package if (roots is not None or package is not None) else fallback.package,
-        binds=tuple(values["bindings"]) if "bindings" in values else fallback.binds)
+        package=package if own_tree else fallback.package,
+        # bindings name classes of one tree: a contract on its own tree does not inherit them
+        binds=tuple(values["bindings"]) if "bindings" in values else
+        (() if own_tree else fallback.binds))
 
 
 def _read(path: Path | None, cwd: Path):

@@ -12,7 +12,7 @@ import time
 from dataclasses import replace
 from typing import Any, Callable, Iterable
 
-from ..errors import AmbiguousName, ConfigError, NameNotFound
+from ..errors import AmbiguousName, CallgraphError, ConfigError, NameNotFound
 from ..model import Hop, Proof, Verdict
 from .config import Contract, Scope
 from .frontier import frontier_sections, labels_for, witness_section
@@ -45,7 +45,7 @@ class Analyses:
 def evaluate(contracts: Iterable[Contract], analyses: Analyses, max_seconds: float | None = None,
              baseline_paths: dict[str, tuple[Hop, ...]] | None = None) -> list[ContractResult]:
     contracts = list(contracts)
-    resolved = [_resolve(c, analyses.get(c.scope)) for c in contracts]
+    resolved = [_resolve(c, _analysis(c, analyses)) for c in contracts]
     results = []
     for contract, names in zip(contracts, resolved):
         an = analyses.get(contract.scope)
@@ -54,6 +54,16 @@ def evaluate(contracts: Iterable[Contract], analyses: Analyses, max_seconds: flo
         result = _check(contract, names, an, max_seconds, old)
         results.append(_with_time(result, time.monotonic() - started))
     return results
+
+
+def _analysis(contract: Contract, analyses: Analyses) -> Any:
+    """The contract's shared analysis; a bad root or binding names the contract's section."""
+    try:
+        return analyses.get(contract.scope)
+    except ConfigError:
+        raise
+    except CallgraphError as exc:
+        raise type(exc)(f"{contract.where}: {exc}") from None
 
 
 def _resolve(contract: Contract, an: Any) -> dict[str, Any]:

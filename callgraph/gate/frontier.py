@@ -70,6 +70,8 @@ def labels_for(an: Any, qualnames: Iterable[str]) -> dict[str, str]:
             node = an.node(q)
         except (CallgraphError, KeyError, AttributeError):
             continue
+        if not node.file:
+            continue
         module = Path(node.file).with_suffix("").as_posix().replace("/", ".")
         module = module.removesuffix(".__init__")
         if q.startswith(module + ".") and len(q) > len(module) + 1:
