@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterable
 from ..errors import AmbiguousName, CallgraphError, ConfigError, NameNotFound
 from ..model import Hop, Proof, Verdict
 from .config import Contract, Scope
-from .frontier import frontier_sections, labels_for, witness_section
+from .frontier import frontier_sections, label_from_sites, labels_for, witness_section
 from .results import ContractResult, Status
 
 
@@ -89,6 +89,7 @@ def _check(contract: Contract, names: dict[str, Any], an: Any, max_seconds: floa
     verdict, proof, path, failing = _combine(proofs)
     labels = labels_for(an, [*names["entries"], target, *([via] if via else []),
                           *(q for h in path for q in (h.caller, h.callee))])
+    labels = label_from_sites(path, labels)
     expect_reached = contract.expect == "reached"
     if verdict is Verdict.REACHED:
         status = Status.KEPT if expect_reached else Status.BROKEN

@@ -8,6 +8,8 @@ JUnit failure and the GitHub annotation all point at code.
 """
 from __future__ import annotations
 
+import os
+import re
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -33,17 +35,19 @@ def frontier_sections(an: Any, entry: str, target: str, proof: Proof, old: tuple
     if old and reached_nodes:
         stop = _baseline_stop(old, reached_nodes, reached_edges)
         if stop is not None:
-            text = (f"the baseline path stops here: {_l(labels, stop.caller)} is still reached but "
-                    f"no longer calls {_l(labels, stop.callee)} ({stop.expr}, {stop.rule})")
+            lab = label_from_sites(old, {**labels_for(an, (stop.caller, stop.callee)), **labels})
+            text = (f"the baseline path stops here: {_l(lab, stop.caller)} is still reached but "
+                    f"no longer calls {_l(lab, stop.callee)} ({stop.expr}, {stop.rule})")
             sections.append(Section("where the accepted path stops",
                                     (Evidence(stop.site, text, locate(an, stop.site)),)))
     target_at = _definition(an, target, f"{_l(labels, target)} (the target) is defined here")
     if target_at is not None:
         sections.append(Section("target", (target_at,)))
     if closure:
-        callers = _callers(an, target, labels, reached_nodes)
+        callers = _callers(an, target, labels, reached_nodes) or \
+            _references(an, target, reached_nodes)
         if callers:
-            sections.append(Section("calls to the target, from functions the entry does not reach",
+            sections.append(Section("uses of the target, in functions the entry does not reach",
                                     callers))
         nearest = _nearest(an, target, reached_nodes - {entry})
         if nearest:
@@ -72,11 +76,25 @@ def labels_for(an: Any, qualnames: Iterable[str]) -> dict[str, str]:
             continue
         if not node.file:
             continue
-        module = Path(node.file).with_suffix("").as_posix().replace("/", ".")
-        module = module.removesuffix(".__init__")
+        module = _module_of(node.file)
         if q.startswith(module + ".") and len(q) > len(module) + 1:
             out[q] = q[len(module) + 1:]
     return out
+
+
+def label_from_sites(path: tuple[Hop, ...], labels: dict[str, str]) -> dict[str, str]:
+    """Fill labels the index could not give: a hop's site file is its caller's module."""
+    out = dict(labels)
+    for h in path:
+        if out.get(h.caller, h.caller) == h.caller:
+            module = _module_of(h.site_path)
+            if h.caller.startswith(module + "."):
+                out[h.caller] = h.caller[len(module) + 1:]
+    return out
+
+
+def _module_of(file: str) -> str:
+    return Path(file).with_suffix("").as_posix().replace("/", ".").removesuffix(".__init__")
 
 
 def _hop(an: Any, h: Hop, labels: dict[str, str]) -> Evidence:
@@ -136,8 +154,53 @@ def _callers(an: Any, target: str, labels: dict[str, str], reached: set[str]):
     return tuple(items[:MAX_CALLERS])
 
 
+def _references(an: Any, target: str, reached: set[str]) -> tuple[Evidence, ...]:
+    """Where the tree names the target (its class, or the function), outside the reached closure.
+
+    A stand-in for the engine's callers: a textual scan of the files that mention the name, each
+    line mapped to its enclosing function. It finds the constructor call or the call that the
+    entry would have to reach (`self.model = Qwen2Model(...)` in `Qwen2ForCausalLM.__init__`).
+    """
+    parts = target.split(".")
+    name = parts[-2] if len(parts) > 1 and parts[-2][:1].isupper() else parts[-1]
+    pattern = re.compile(rf"\b{re.escape(name)}\b")
+    items: list[Evidence] = []
+    for root in getattr(an, "roots", ()) or ():
+        for folder, dirs, files in os.walk(root):
+            dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "__pycache__")
+            for file in sorted(f for f in files if f.endswith(".py")):
+                path = Path(folder, file)
+                try:
+                    text = path.read_text(encoding="utf-8")
+                except (OSError, UnicodeDecodeError):
+                    continue
+                if name not in text:
+                    continue
+                rel = path.relative_to(root).as_posix()
+                for number, line in enumerate(text.splitlines(), 1):
+                    if not pattern.search(line) or line.lstrip().startswith(("import ", "from ")):
+                        continue
+                    fn = an.function_at(rel, number)
+                    if fn is None or fn in reached or fn == target:
+                        continue
+                    label = labels_for(an, [fn])[fn]
+                    items.append(Evidence(f"{rel}:{number}",
+                                          f"{label} uses {name} here ({line.strip()[:60]})",
+                                          str(path)))
+                    if len(items) >= MAX_CALLERS:
+                        return tuple(items)
+    return tuple(items)
+
+
 def _nearest(an: Any, target: str, reached: set[str]):
-    """Reached functions sharing the longest dotted prefix with the target (same module first)."""
+    """Reached functions of the target's own module, longest shared dotted prefix first.
+
+    Functions elsewhere in the package say nothing about where the path stops, so they are left out.
+    """
+    try:
+        module = _module_of(an.node(target).file)
+    except (CallgraphError, KeyError, AttributeError, ValueError):
+        return ()
     tparts = target.split(".")
 
     def shared(q: str) -> int:
@@ -148,7 +211,8 @@ def _nearest(an: Any, target: str, reached: set[str]):
             n += 1
         return n
 
-    ranked = sorted((q for q in reached if shared(q) >= 2), key=lambda q: (-shared(q), q))
+    ranked = sorted((q for q in reached if q.startswith(module + ".")),
+                    key=lambda q: (-shared(q), q))
     items = []
     for q in ranked[:MAX_NEAREST]:
         ev = _definition(an, q, f"{labels_for(an, [q])[q]} is reached")

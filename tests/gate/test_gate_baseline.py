@@ -96,8 +96,10 @@ def test_broken_after_refactor_names_where_the_accepted_path_stops(project, chec
     assert code == 1, out
     assert_lines_in_order(["BROKEN   kimi-serves-deepseek",
                            "expected reached, proved unreachable"], out)
-    if "where the accepted path stops" in out:   # needs the engine's callees() closure
-        assert "sglang/srt/managers/mm_utils.py:14" in out
+    assert_lines_in_order(["where the accepted path stops:",
+                           "sglang/srt/managers/mm_utils.py:14:24  the baseline path stops here: "
+                           "general_mm_embed_routine is still reached but no longer calls "
+                           "DeepseekV2ForCausalLM.forward"], out)
 
 
 def test_missing_baseline_is_invalid_unless_updating(project, check):
