@@ -127,6 +127,10 @@ class Capture:
             self._manifest.update(self._results(stats))
             close_manifest(self.out_dir, self._manifest)
 
+    def drain(self) -> None:
+        """Block until every captured batch so far has left host memory for its format."""
+        self.writer.drain()
+
     @property
     def done_ids(self) -> set[int]:
         """Sample ids already on disk (from an earlier run): skip them."""

@@ -63,6 +63,11 @@ class Writer:
             err, self._error = self._error, None
             raise err
 
+    def drain(self) -> None:
+        """Wait until every submitted batch is written (or buffered by its format)."""
+        self._q.join()
+        self.check()
+
     def close(self) -> WriterStats:
         self._q.put(None)
         self._thread.join()
@@ -73,6 +78,7 @@ class Writer:
         while True:
             job = self._q.get()
             if job is None:
+                self._q.task_done()
                 break
             try:
                 if self._error is None:
@@ -81,6 +87,7 @@ class Writer:
                 self._error = exc
             finally:
                 self.pool.release(job.slot)
+                self._q.task_done()
         try:
             if self._error is None:
                 self.stats.bytes += self.fmt.close()

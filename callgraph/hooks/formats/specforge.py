@@ -30,7 +30,7 @@ def sample_path(out_dir: Path, idx: int, group: int = GROUP) -> Path:
 class SpecForgeFormat(Format):
     name = "specforge"
 
-    def __init__(self, out_dir: Path, io_threads: int = 4, **_):
+    def __init__(self, out_dir: Path, io_threads: int = 8, **_):
         super().__init__(out_dir)
         self._pool = ThreadPoolExecutor(max_workers=io_threads) if io_threads > 1 else None
 
