@@ -47,14 +47,17 @@ def _is_first(out: Any, hidden: int) -> bool:
 
 
 TENSOR = Adapter(
-    "tensor", "transformers >= 4.54 decoder layers (LlamaDecoderLayer and kin return a tensor)",
+    "tensor", "transformers 5.x decoder layers (LlamaDecoderLayer returns a tensor; run here on "
+    "5.17 and 5.23)",
     lambda out, h: _is_hidden(out, h), lambda out: out)
 RESIDUAL_PAIR = Adapter(
-    "residual-pair", "SGLang and vLLM decoder layers returning (hidden_states, residual); "
-    "the residual stream is their sum",
+    "residual-pair", "SGLang-style decoder layers returning (hidden_states, residual), e.g. SGLang's "
+    "LlamaDecoderLayer; the residual stream is their sum, taken at once (the next layer's fused "
+    "add-norm updates both in place)",
     _is_pair, lambda out: out[0] + out[1])
 FIRST = Adapter(
-    "first-of-tuple", "transformers < 4.54 decoder layers returning (hidden_states, ...)",
+    "first-of-tuple", "transformers 4.x decoder layers returning (hidden_states,) or "
+    "(hidden_states, attn_weights / present_key_value)",
     _is_first, lambda out: out[0])
 
 ADAPTERS: tuple[Adapter, ...] = (TENSOR, RESIDUAL_PAIR, FIRST)

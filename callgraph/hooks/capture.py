@@ -99,6 +99,9 @@ class Capture:
             refused = adapters.refusal(self.target.layers[i])
             if refused:
                 raise adapters.AdapterError(f"{self.target.layer_path(i)}: {refused}")
+        if self.fmt.name == "specforge" and len(self.selection.output_ids) != 3 and self.warn:
+            self.warn(f"SpecForge's EAGLE-3 trainer expects 3 aux layers; aux_hidden_state will "
+                      f"hold {len(self.selection.output_ids)}")
         clean_temps(self.out_dir)
         self._manifest = open_manifest(self.out_dir, self._describe())
         self._done = self.fmt.done_ids()

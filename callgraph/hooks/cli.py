@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from ..errors import ProofError
+from ..errors import CallgraphError, ProofError
 from ..model import Proof
 from .adapters import BY_NAME
 from .formats import FORMAT_NAMES
@@ -70,6 +70,8 @@ def dump(model_dir, random_init, data, layers, convention, fmt, out_dir, batch_s
 
     proof = read_proof(proof_path) if proof_path else None
     device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+    if device == "cuda" and not torch.cuda.is_available():
+        raise CallgraphError("--device cuda: this torch build sees no CUDA device; use --device cpu")
     model = load_model(model_dir, device, DTYPES[dtype], random_init)
     takes = inspect.signature(model.forward).parameters
     extra = {"use_cache": False} if "use_cache" in takes else {}
