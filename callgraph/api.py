@@ -71,6 +71,12 @@ class Analysis:
         return out
 
     def node(self, qual: str) -> Node:
+        if qual not in self.project.functions and qual not in self.project.classes:
+            parts = qual.split(".")  # not parsed yet (a cached answer): load its module
+            for i in range(len(parts) - 1, 0, -1):
+                if self.project.locate(".".join(parts[:i])) is not None:
+                    self.project.module(".".join(parts[:i]))
+                    break
         fn = self.project.functions.get(qual)
         if fn is not None:
             return Node(qual, fn.module.display, fn.line)

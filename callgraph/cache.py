@@ -27,7 +27,7 @@ class Cache:
         self.dir = Path(directory) if directory else default_dir()
 
     def _path(self, kind: str, key: str) -> Path:
-        return self.dir / __version__ / kind / key[:2] / f"{key}.json"
+        return self.dir / engine_fingerprint() / kind / key[:2] / f"{key}.json"
 
     def get(self, kind: str, key: str) -> Any | None:
         if not self.enabled:
@@ -54,6 +54,24 @@ class Cache:
                 os.unlink(tmp)  # type: ignore[possibly-undefined]
             except (OSError, NameError):
                 pass
+
+
+_FINGERPRINT: list[str] = []
+
+
+def engine_fingerprint() -> str:
+    """The tool version plus a hash of the analysis source: a changed rule never reads old
+    answers, even before the version number moves (development trees, local patches)."""
+    if not _FINGERPRINT:
+        here = Path(__file__).parent
+        h = hashlib.sha1(__version__.encode())
+        for path in sorted(here.rglob("*.py")):
+            if "hooks" in path.relative_to(here).parts or "render" in path.relative_to(here).parts:
+                continue
+            h.update(path.relative_to(here).as_posix().encode())
+            h.update(path.read_bytes())
+        _FINGERPRINT.append(f"{__version__}-{h.hexdigest()[:12]}")
+    return _FINGERPRINT[0]
 
 
 def sha1_bytes(data: bytes) -> str:

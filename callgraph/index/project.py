@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import re
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -27,6 +28,7 @@ class Project:
         self._warned: set[Path] = set()
         self._texts: list[tuple[Path, str]] | None = None
         self._scope_files: list[Path] | None = None
+        self._class_headers: dict[str, set[Path]] | None = None
 
     # -- files ---------------------------------------------------------------------------
     def scope_files(self) -> list[Path]:
@@ -54,6 +56,19 @@ class Project:
                     self._warn_once(p, f"not UTF-8 (byte {exc.start})")
                     self._texts.append((p, data.decode("utf-8", errors="replace")))
         return self._texts
+
+    def files_subclassing(self, base_name: str) -> list[Path]:
+        """Files whose class headers name `base_name` among their bases (a regex pass over the
+        texts, done once): subclass search parses these few files, not the whole tree."""
+        if self._class_headers is None:
+            headers: dict[str, set[Path]] = {}
+            pattern = re.compile(r"^[ \t]*class[ \t]+\w+[ \t]*\(([^)]*)\)", re.M)
+            for path, text in self.texts():
+                for m in pattern.finditer(text):
+                    for name in re.findall(r"(\w+)\s*(?:\[[^\]]*\])?\s*(?:,|$)", m.group(1).strip()):
+                        headers.setdefault(name, set()).add(path)
+            self._class_headers = headers
+        return sorted(self._class_headers.get(base_name, ()))
 
     def root_of(self, path: Path) -> SourceRoot | None:
         for root in self.roots:

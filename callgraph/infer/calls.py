@@ -27,8 +27,10 @@ class Target:
 
 @dataclass
 class Dispatch:
-    results: FrozenSet[Value] = EMPTY
+    results: FrozenSet[Value] = EMPTY       # values known without running a target (instances...)
     targets: list[Target] = field(default_factory=list)
+    returning: list[Target] = field(default_factory=list)  # targets whose return values are the call's
+    full: FrozenSet[Value] | None = None     # results | their returns, computed on first use
     unresolved: list[str] = field(default_factory=list)  # why, for unknown callee values
     tags: frozenset = frozenset()                         # rules that typed the receiver
 
@@ -42,10 +44,20 @@ class CallModel:
         self._memo: dict = {}
 
     def result(self, node: ast.Call, scope: "Scope", tags: set[str]) -> FrozenSet[Value]:
+        """The call's values. Return values of the functions it runs are inferred only here,
+        on demand: exploring a call site needs its targets, not what they return."""
         d = self.dispatch(node, scope)
-        if d.results and any(t.rule not in ("constructor",) for t in d.targets):
+        if d.full is None:
+            out = set(d.results)
+            d.full = frozenset(out)  # recursion guard
+            for t in d.returning:
+                fn = self.ev.p.functions.get(t.fn)
+                if fn is not None:
+                    out |= self.ev.returns(fn, t.ctx)
+            d.full = frozenset(out)
+        if d.returning:
             tags.add("return-type")
-        return d.results
+        return d.full
 
     def dispatch(self, node: ast.Call, scope: "Scope") -> Dispatch:
         key = (id(node), scope.ctx, scope.fn.qual if scope.fn else scope.mod.name)
@@ -140,10 +152,13 @@ class CallModel:
             return EMPTY
         return frozenset({VExt("<call result>")})
 
-    def invoke(self, fn: FuncInfo, self_val: Value | None, args: CallArgs, closure: Ctx | None, rule: str, d: Dispatch) -> FrozenSet[Value]:
-        ctx = bind(fn, self_val, args, closure)
-        d.targets.append(Target(fn.qual, ctx, rule))
-        return self.ev.returns(fn, ctx)
+    def invoke(self, fn: FuncInfo, self_val: Value | None, args: CallArgs, closure: Ctx | None, rule: str,
+               d: Dispatch, returning: bool = True) -> FrozenSet[Value]:
+        target = Target(fn.qual, bind(fn, self_val, args, closure), rule)
+        d.targets.append(target)
+        if returning:
+            d.returning.append(target)
+        return EMPTY
 
     def construct(self, qual: str, args: CallArgs, d: Dispatch, tags: set[str], rule: str = "constructor") -> FrozenSet[Value]:
         inst = VInst(qual)
@@ -151,7 +166,7 @@ class CallModel:
         new = cm.method(qual, "__new__")
         init = cm.method(qual, "__init__")
         if init is not None:
-            self.invoke(init[0], inst, args, None, rule, d)
+            self.invoke(init[0], inst, args, None, rule, d, returning=False)
         if new is not None:
             ctx = bind(new[0], VClass(qual), args, None)
             d.targets.append(Target(new[0].qual, ctx, "constructor"))

@@ -8,6 +8,7 @@ not found on a class with an external base (torch.nn.Module, say) are the base's
 """
 from __future__ import annotations
 
+import ast
 from typing import TYPE_CHECKING, FrozenSet
 
 from ..index.scopes import ClassInfo, FuncInfo, first_param
@@ -28,6 +29,7 @@ class ClassModel:
         self._mro: dict[str, tuple] = {}
         self._attr: dict = {}
         self._subclasses: dict[str, list[str]] | None = None
+        self._effective: dict[str, frozenset[str]] = {}
 
     def info(self, qual: str) -> ClassInfo | None:
         return self.ev.p.classes.get(qual)
@@ -107,23 +109,67 @@ class ClassModel:
                 return info, info.attrs[name]
         return None
 
-    def subclasses(self, qual: str) -> list[str]:
-        """Every in-tree subclass, transitively (needs the whole scope indexed once)."""
+    def direct_subclasses(self, qual: str) -> list[str]:
         if self._subclasses is None:
-            self.ev.p.load_all()
-            direct: dict[str, list[str]] = {}
-            for q in list(self.ev.p.classes):
-                for b in self.bases(q):
-                    if isinstance(b, VClass):
-                        direct.setdefault(b.qual, []).append(q)
-            self._subclasses = direct
+            self._subclasses = {}
+        if qual not in self._subclasses:
+            self._subclasses[qual] = []
+            name = qual.rsplit(".", 1)[-1]
+            p = self.ev.p
+            for path in p.files_subclassing(name):
+                mod = p.module_of_path(path)
+                if mod is None:
+                    continue
+                for q, info in list(p.classes.items()):
+                    if info.module is mod and any(isinstance(b, VClass) and b.qual == qual for b in self.bases(q)):
+                        self._subclasses[qual].append(q)
+        return self._subclasses[qual]
+
+    def subclasses(self, qual: str) -> list[str]:
+        """Every in-tree subclass, transitively (found through class headers, parsed lazily)."""
         out, todo = [], [qual]
         while todo:
-            for s in self._subclasses.get(todo.pop(), []):
+            for s in self.direct_subclasses(todo.pop()):
                 if s not in out:
                     out.append(s)
                     todo.append(s)
         return out
+
+    def effective_methods(self, qual: str) -> frozenset[str]:
+        """Methods that can run on an instance of `qual`: the MRO's choice for each name, plus
+        those it chains to with `super().name(...)` or `Base.name(self, ...)`. A base's
+        `__init__` that the subclass never calls (EAGLE3 drafters call `nn.Module.__init__`
+        directly) does not assign this instance's attributes."""
+        if qual in self._effective:
+            return self._effective[qual]
+        names: set[str] = set()
+        for k in self.mro(qual):
+            info = self.info(k)
+            if info is not None:
+                names.update(info.methods)
+        live: set[str] = set()
+        for name in names:
+            todo = [self.method(qual, name)]
+            while todo:
+                found = todo.pop()
+                if found is None or found[0].qual in live:
+                    continue
+                fn, owner = found
+                live.add(fn.qual)
+                for call in fn.calls():
+                    f = call.func
+                    if not isinstance(f, ast.Attribute):
+                        continue
+                    if isinstance(f.value, ast.Call) and isinstance(f.value.func, ast.Name) and f.value.func.id == "super":
+                        todo.append(self.method(qual, f.attr, after=owner))
+                    elif call.args and isinstance(call.args[0], ast.Name) and call.args[0].id == first_param(fn):
+                        from .evaluator import Scope
+
+                        for base in self.ev.eval(f.value, Scope(fn.module), set()):
+                            if isinstance(base, VClass) and base.qual in self.mro(qual):
+                                todo.append(self.method(base.qual, f.attr))
+        self._effective[qual] = frozenset(live)
+        return self._effective[qual]
 
     # -- attribute lookup ------------------------------------------------------------------
     def attribute(self, v: Value, attr: str, tags: set[str]) -> FrozenSet[Value]:
@@ -168,11 +214,14 @@ class ClassModel:
             ca = self.class_attr(v.qual, attr)
             if ca is not None:
                 out |= self.ev._bindings(ca[1], Scope(ca[0].module, cls=ca[0]), tags, ("clsattr", ca[0].qual, attr))
+        live = self.effective_methods(v.qual)
         for k in self.mro(v.qual):
             info = self.info(k)
             if info is None:
                 continue
             for fn, binding in info.self_attrs().get(attr, ()):
+                if fn.qual not in live:
+                    continue  # overridden and never chained to: it does not run on this class
                 tags.add("init-attribute")
                 ctx = Ctx(fn.qual, ((first_param(fn), frozenset({v})),))
                 out |= self.ev.binding_value(binding, Scope(fn.module, fn, ctx), tags)

@@ -20,6 +20,10 @@ from .values import EMPTY, NONE, Ctx, Value, VClass, VConst, VExt, VFunc, VInst,
 BUILTIN_NAMES = frozenset(dir(builtins))
 # Nesting depth of containers kept (a list of lists of layers is still precise).
 MAX_SEQ_DEPTH = 3
+# Return values inferred through at most this many nested helper calls; deeper is unknown.
+MAX_INFER_DEPTH = 12
+# Argument sets a helper's return value is inferred for before its parameters are widened.
+MAX_RETURN_CONTEXTS = 6
 
 
 @dataclass(frozen=True)
@@ -41,6 +45,8 @@ class Evaluator:
         self._names: dict = {}
         self._returns: dict = {}
         self._attrs: dict = {}
+        self._return_contexts: dict[str, int] = {}
+        self._depth = 0
 
     # -- entry points ----------------------------------------------------------------------
     def eval(self, node: ast.AST | None, scope: Scope, tags: set[str]) -> FrozenSet[Value]:
@@ -58,6 +64,26 @@ class Evaluator:
         key = ctx
         if key in self._returns:
             return self._returns[key]
+        n = self._return_contexts.get(fn.qual, 0)
+        if n >= MAX_RETURN_CONTEXTS and ctx.binds:
+            # widen: this helper was already inferred for many argument sets
+            keep = tuple(b for b in ctx.binds if b[0] == first_param(fn) and fn.cls is not None)
+            wide = Ctx(ctx.fn, keep, ctx.closure)
+            if wide != ctx:
+                result = self.returns(fn, wide)
+                self._returns[key] = result
+                return result
+        self._return_contexts[fn.qual] = n + 1
+        if self._depth >= MAX_INFER_DEPTH:
+            return unknown(f"inference depth limit ({MAX_INFER_DEPTH}) reached at {fn.qual}")
+        self._depth += 1
+        try:
+            return self._returns_of(fn, ctx)
+        finally:
+            self._depth -= 1
+
+    def _returns_of(self, fn: FuncInfo, ctx: Ctx) -> FrozenSet[Value]:
+        key = ctx
         self._returns[key] = EMPTY  # recursion guard
         scope = self.scope_of(fn, ctx)
         tags: set[str] = set()

@@ -28,9 +28,10 @@ def call(calls, v, args, node, scope, d, tags):
         if isinstance(m, VFunc):
             fn = calls.ev.p.functions.get(m.qual)
             if fn is not None:
-                calls.invoke(fn, m.self_val, CallArgs(), m.closure, "callback", d)
+                calls.invoke(fn, m.self_val, CallArgs(), m.closure, "callback", d, returning=False)
         elif isinstance(m, VPartial):
             for f in m.func:
                 if isinstance(f, VFunc) and f.qual in calls.ev.p.functions:
-                    calls.invoke(calls.ev.p.functions[f.qual], f.self_val, CallArgs(list(m.args)), f.closure, "callback", d)
+                    calls.invoke(calls.ev.p.functions[f.qual], f.self_val, CallArgs(list(m.args)), f.closure, "callback", d,
+                                 returning=False)
     return None
