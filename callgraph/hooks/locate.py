@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from torch import nn
 
 from ..errors import ProofError
-from ..model import Proof
+from ..model import Proof, Verdict
 
 # Where decoder stacks keep their layers and final norm, in the engines we know (HF, SGLang, vLLM).
 LAYER_ATTRS = ("layers", "h", "blocks", "decoder_layers")
@@ -62,6 +62,10 @@ def locate(model: nn.Module, proof: Proof | None = None, class_name: str | None 
 
 
 def _by_proof(model: nn.Module, proof: Proof) -> Target:
+    if proof.verdict is not Verdict.REACHED:
+        raise ProofError(
+            f"the proof's verdict is '{proof.verdict.value}', not 'reached': it does not show that "
+            f"{proof.entry} reaches {proof.target}, so there is nothing proven to hook")
     entry_cls, target_cls = class_of(proof.entry), class_of(proof.target)
     if entry_cls not in _class_names(model):
         raise ProofError(

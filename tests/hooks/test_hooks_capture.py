@@ -112,6 +112,14 @@ def test_proof_live_mismatch_names_expected_and_found(tmp_path):
         tiny.dump(model, ROWS, tmp_path, proof=entry)
 
 
+def test_an_unproven_proof_is_refused(tmp_path):
+    from dataclasses import replace
+    from callgraph.model import Verdict
+    unknown = replace(tiny.proof("LlamaForCausalLM", "LlamaModel", ("model",)), verdict=Verdict.UNKNOWN)
+    with pytest.raises(ProofError, match="verdict is 'unknown'"):
+        tiny.dump(tiny.llama(), ROWS, tmp_path, proof=unknown)
+
+
 def test_hooks_never_fire_is_an_error(tmp_path):
     model = tiny.llava()
     proof = tiny.proof("LlavaForConditionalGeneration", "LlamaModel", ("model", "language_model"))
