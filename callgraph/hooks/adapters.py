@@ -14,6 +14,7 @@ from typing import Any, Callable
 import torch
 
 from ..errors import CallgraphError
+from .choices import ADAPTER_NAMES
 
 
 class AdapterError(CallgraphError):
@@ -62,6 +63,7 @@ FIRST = Adapter(
 
 ADAPTERS: tuple[Adapter, ...] = (TENSOR, RESIDUAL_PAIR, FIRST)
 BY_NAME = {a.name: a for a in ADAPTERS}
+assert tuple(BY_NAME) == ADAPTER_NAMES, "keep choices.ADAPTER_NAMES in step with ADAPTERS"
 
 # Final norms: a tensor, or SGLang's fused add-norm returning (normed, residual); the first is normed.
 NORM_ADAPTERS: tuple[Adapter, ...] = (

@@ -14,9 +14,7 @@ import click
 
 from ..errors import CallgraphError, ProofError
 from ..model import Proof
-from .adapters import BY_NAME
-from .formats import FORMAT_NAMES
-from .writer import ON_NAN
+from .choices import ADAPTER_NAMES, FORMAT_NAMES, ON_NAN
 
 
 def _echo(msg: str) -> None:
@@ -53,7 +51,7 @@ def read_proof(path: Path) -> Proof:
 @click.option("--proof", "proof_path", type=click.Path(path_type=Path),
               help="A proof from `callgraph reach --json`; its attribute_chain finds the target.")
 @click.option("--target-class", default=None, help="Find the target by class name instead of a proof.")
-@click.option("--adapter", default="auto", type=click.Choice(["auto", *BY_NAME]), show_default=True,
+@click.option("--adapter", default="auto", type=click.Choice(["auto", *ADAPTER_NAMES]), show_default=True,
               help="How to read the residual stream from a layer's output.")
 @click.option("--on-nan", default="fail", type=click.Choice(ON_NAN), show_default=True)
 @click.option("--shard-mb", default=1024, show_default=True, type=click.IntRange(1),
@@ -61,8 +59,14 @@ def read_proof(path: Path) -> Proof:
 def dump(model_dir, random_init, data, layers, convention, fmt, out_dir, batch_size, max_len,
          device, dtype, proof_path, target_class, adapter, on_nan, shard_mb) -> int:
     """Dump hidden states at the proven target of a live model, for EAGLE-3 drafter training."""
-    import torch
-    from tqdm import tqdm
+    try:
+        import safetensors  # noqa: F401
+        import torch
+        import transformers  # noqa: F401
+        from tqdm import tqdm
+    except ImportError as exc:
+        raise CallgraphError(f"callgraph dump needs the dump extra ({exc.name or exc}): "
+                             f"pip install 'callgraph[dump]'") from None
 
     from .capture import Capture
     from .data import batches, read_samples

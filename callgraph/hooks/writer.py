@@ -15,10 +15,9 @@ from typing import Callable
 import torch
 
 from ..errors import CallgraphError
+from .choices import ON_NAN
 from .formats import Format, Sample
 from .transfer import HostPool, HostSlot
-
-ON_NAN = ("fail", "skip")
 
 
 class NonFiniteSample(CallgraphError):

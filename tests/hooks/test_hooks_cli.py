@@ -74,3 +74,20 @@ def test_bad_data_line_names_file_and_line(tmp_path, model_dir, capsys):
     rc, err = run(capsys, "--model", model_dir, "--random-init", "--data", data,
                   "--out", tmp_path / "o", "--device", "cpu")
     assert rc == 3 and f"{data}:2" in err
+
+
+def test_without_torch_help_works_and_dump_says_what_is_missing(tmp_path):
+    import subprocess
+    import sys
+    fake = tmp_path / "torch"
+    fake.mkdir()
+    (fake / "__init__.py").write_text("raise ModuleNotFoundError('no torch', name='torch')\n")
+    env = {**__import__("os").environ, "PYTHONPATH": str(tmp_path)}
+    help_ = subprocess.run([sys.executable, "-m", "callgraph.cli", "--help"], env=env,
+                           capture_output=True, text=True, timeout=60)
+    assert help_.returncode == 0 and "dump" in help_.stdout
+    run_ = subprocess.run([sys.executable, "-m", "callgraph.cli", "dump", "--model", "m",
+                           "--data", "d", "--out", "o"], env=env, capture_output=True, text=True,
+                          timeout=60)
+    assert run_.returncode == 3
+    assert "needs the dump extra (torch)" in run_.stderr and "Traceback" not in run_.stderr

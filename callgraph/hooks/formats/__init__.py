@@ -11,6 +11,8 @@ from pathlib import Path
 
 import torch
 
+from ..choices import FORMAT_NAMES  # noqa: F401  (re-exported)
+
 
 @dataclass
 class Sample:
@@ -47,4 +49,3 @@ def get_format(name: str):
     return formats[name]
 
 
-FORMAT_NAMES = ("safetensors", "specforge")
