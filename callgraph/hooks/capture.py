@@ -54,7 +54,8 @@ def _rows(x, lengths: Sequence[int]) -> list[torch.Tensor]:
         if x.dim() == 1:   # packed
             return list(torch.split(x, list(lengths)))
         return [x[b, :n].clone() for b, n in enumerate(lengths)]
-    return [torch.as_tensor(list(r)[:n], dtype=torch.int64) for r, n in zip(x, lengths)]
+    return [r[:n].to(torch.int64).clone() if isinstance(r, torch.Tensor)
+            else torch.as_tensor(list(r)[:n], dtype=torch.int64) for r, n in zip(x, lengths)]
 
 
 class Capture:
@@ -149,19 +150,33 @@ class Capture:
 
     # ---- one batch -------------------------------------------------------------------------
     @contextlib.contextmanager
-    def batch(self, ids: Sequence[int], input_ids, loss_mask, lengths: Sequence[int] | None = None):
-        """Arm capture for one prefill of `len(ids)` samples, right-padded to a common length."""
+    def batch(self, ids: Sequence[int], input_ids, loss_mask, lengths: Sequence[int] | None = None,
+              attention_mask: torch.Tensor | None = None):
+        """Arm capture for one prefill of `len(ids)` samples.
+
+        Padding is told by `lengths` (right padding, or packed 1-D `input_ids`) or by a CPU
+        `attention_mask` [B, T] (any padding side: its ones mark the real tokens).
+        """
         if self._armed is not None:
             raise ProofError("Capture.batch blocks do not nest")
-        if lengths is None:
+        rows = None
+        if attention_mask is not None:
+            mask = attention_mask.detach().to("cpu").bool()
+            rows = mask.reshape(-1).nonzero().flatten()
+            lengths = mask.sum(1).tolist()
+            input_ids = [r[m] for r, m in zip(torch.as_tensor(input_ids).cpu(), mask)]
+            loss_mask = [r[m] for r, m in zip(torch.as_tensor(loss_mask).cpu(), mask)]
+            seqlen = int(mask.shape[1])
+        elif lengths is None:
             lengths = [len(r) for r in input_ids] if not isinstance(input_ids, torch.Tensor) \
                 else [input_ids.shape[-1]] * len(ids)
         lengths = [int(n) for n in lengths]
-        seqlen = (int(input_ids.shape[-1]) if isinstance(input_ids, torch.Tensor)
-                  and input_ids.dim() == 2 else max(lengths))
+        if attention_mask is None:
+            seqlen = (int(input_ids.shape[-1]) if isinstance(input_ids, torch.Tensor)
+                      and input_ids.dim() == 2 else max(lengths))
         self.writer.check()
         stage = self.mover.begin(lengths, seqlen, len(self.selection.output_ids),
-                                 self.target.hidden_size, self.dtype)
+                                 self.target.hidden_size, self.dtype, rows)
         self._armed = _Armed(list(map(int, ids)), lengths, seqlen, _rows(input_ids, lengths),
                              _rows(loss_mask, lengths), stage)
         try:
@@ -172,6 +187,8 @@ class Capture:
         finally:
             armed, self._armed, self._capturing = self._armed, None, False
             if not armed.submitted:
+                if armed.stage.host.done is not None:   # a copy-out may still be landing
+                    armed.stage.host.done.synchronize()
                 self.pool.release(armed.stage.host)
 
     # ---- hooks -----------------------------------------------------------------------------
@@ -283,6 +300,7 @@ class Capture:
             "adapters": dict(sorted(self.adapters_used.items())),
             "skipped_forwards": self.skipped_forwards,
             "samples_written": stats.samples,
+            "samples_on_disk": len(self.fmt.done_ids()),
             "tokens_written": stats.tokens,
             "bytes_written": stats.bytes,
             "nan_skipped": sorted(stats.nan_skipped),

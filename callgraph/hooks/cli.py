@@ -34,6 +34,7 @@ def read_proof(path: Path) -> Proof:
 @click.option("--model", "model_dir", required=True, type=click.Path(path_type=Path),
               help="A local transformers model directory.")
 @click.option("--random-init", is_flag=True, help="Build the model from config.json, no weights.")
+@click.option("--seed", default=0, show_default=True, help="Seed of --random-init's weights.")
 @click.option("--data", required=True, type=click.Path(path_type=Path),
               help='JSONL: {"input_ids": [...], "loss_mask": [...]} or {"text": "..."} a line.')
 @click.option("--layers", default="eagle3", show_default=True,
@@ -56,7 +57,7 @@ def read_proof(path: Path) -> Proof:
 @click.option("--on-nan", default="fail", type=click.Choice(ON_NAN), show_default=True)
 @click.option("--shard-mb", default=1024, show_default=True, type=click.IntRange(1),
               help="Target shard size of the safetensors format.")
-def dump(model_dir, random_init, data, layers, convention, fmt, out_dir, batch_size, max_len,
+def dump(model_dir, random_init, seed, data, layers, convention, fmt, out_dir, batch_size, max_len,
          device, dtype, proof_path, target_class, adapter, on_nan, shard_mb) -> int:
     """Dump hidden states at the proven target of a live model, for EAGLE-3 drafter training."""
     try:
@@ -76,7 +77,7 @@ def dump(model_dir, random_init, data, layers, convention, fmt, out_dir, batch_s
     device = device or ("cuda" if torch.cuda.is_available() else "cpu")
     if device == "cuda" and not torch.cuda.is_available():
         raise CallgraphError("--device cuda: this torch build sees no CUDA device; use --device cpu")
-    model = load_model(model_dir, device, DTYPES[dtype], random_init)
+    model = load_model(model_dir, device, DTYPES[dtype], random_init, seed)
     takes = inspect.signature(model.forward).parameters
     extra = {"use_cache": False} if "use_cache" in takes else {}
     if "logits_to_keep" in takes:

@@ -24,7 +24,8 @@ def _auto_classes():
     return [getattr(transformers, n) for n in names if hasattr(transformers, n)]
 
 
-def load_model(model_dir: Path, device: str, dtype: torch.dtype, random_init: bool) -> torch.nn.Module:
+def load_model(model_dir: Path, device: str, dtype: torch.dtype, random_init: bool,
+               seed: int = 0) -> torch.nn.Module:
     from transformers import AutoConfig
 
     model_dir = Path(model_dir)
@@ -34,7 +35,8 @@ def load_model(model_dir: Path, device: str, dtype: torch.dtype, random_init: bo
     last = None
     for auto in _auto_classes():
         try:
-            if random_init:
+            if random_init:   # seeded: a rerun (resume) must see the same random model
+                torch.manual_seed(seed)
                 with torch.device(device):
                     model = auto.from_config(config, dtype=dtype)
             else:

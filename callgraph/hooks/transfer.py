@@ -102,14 +102,20 @@ class Mover:
         self._next = 0
 
     def begin(self, lengths: list[int], seqlen: int, layers: int, hidden: int,
-              dtype: torch.dtype) -> Staging:
-        """Take a host slot (may block: back-pressure) and a staging slot for one batch."""
+              dtype: torch.dtype, rows: torch.Tensor | None = None) -> Staging:
+        """Take a host slot (may block: back-pressure) and a staging slot for one batch.
+
+        `rows`: flat indices (into [B * T]) of the real tokens, sample by sample; by default the
+        first `lengths[b]` positions of each row (right padding).
+        """
         ntok = int(sum(lengths))
         host = self.pool.acquire(ntok, layers * hidden, hidden, dtype)
         valid = None
         if ntok != len(lengths) * seqlen:
-            rows = [b * seqlen + t for b, n in enumerate(lengths) for t in range(n)]
-            valid = torch.tensor(rows, dtype=torch.long).to(self.device, non_blocking=True)
+            if rows is None:
+                rows = torch.tensor([b * seqlen + t for b, n in enumerate(lengths) for t in range(n)],
+                                    dtype=torch.long)
+            valid = rows.to(self.device, non_blocking=True)
         if not self.cuda:
             return Staging(host.aux[:ntok].view(ntok, layers, hidden), host.final[:ntok],
                            ntok, len(lengths), seqlen, valid, host)

@@ -86,6 +86,31 @@ def test_sglang_style_pairs_capture_the_sum(tmp_path):
         assert torch.equal(got["aux_hidden_state"][0], want)
 
 
+def test_left_padding_by_attention_mask(tmp_path):
+    from callgraph.hooks import Capture
+    model = tiny.llama()
+    rows = ROWS[:3]
+    t = max(len(ids) for _, ids, _ in rows)
+    ids = torch.zeros(3, t, dtype=torch.long)
+    att = torch.zeros_like(ids)
+    mask = torch.zeros_like(ids)
+    for b, (_, r, m) in enumerate(rows):   # left padding, as generate() batches
+        ids[b, t - len(r):] = torch.tensor(r)
+        att[b, t - len(r):] = 1
+        mask[b, t - len(r):] = torch.tensor(m)
+    with torch.no_grad():
+        hs = model(input_ids=ids, attention_mask=att, output_hidden_states=True).hidden_states
+        with Capture(model, "1,3", "output", out_dir=tmp_path) as cap:
+            with cap.batch([r[0] for r in rows], ids, mask, attention_mask=att):
+                model(input_ids=ids, attention_mask=att)
+    for b, (sid, r, m) in enumerate(rows):
+        got = read_sample(tmp_path, sid)
+        keep = att[b].bool()
+        assert got["input_ids"].tolist() == r and got["loss_mask"].tolist() == m
+        assert torch.equal(got["aux_hidden_state"][0], torch.cat([hs[2][b][keep], hs[4][b][keep]], -1))
+        assert torch.equal(got["hidden_state"][0], hs[-1][b][keep])
+
+
 def test_decode_forwards_are_skipped(tmp_path):
     model = tiny.llama()
     rows = ROWS[:2]

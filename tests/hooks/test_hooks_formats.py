@@ -83,6 +83,7 @@ def test_resume_after_deleting_half(tmp_path, fmt):
     before = {p: p.stat().st_mtime_ns for p in files[1::2]}
     cap = tiny.dump(model, ROWS, tmp_path, format=fmt, format_options=opts)
     assert 0 < cap.stats.samples < len(ROWS)            # only the lost ones were redone
+    assert cap.manifest["samples_on_disk"] == len(ROWS)
     assert {p: p.stat().st_mtime_ns for p in files[1::2]} == before
     if fmt == "safetensors":
         assert sorted(load_index(tmp_path)) == [r[0] for r in ROWS]
