@@ -77,3 +77,33 @@ def test_mover_never_syncs_the_host():
     slot.done.synchronize()
     assert torch.equal(slot.aux[:2 * n].view(2 * n, k, h)[:, 2], (x + 2).reshape(-1, h).cpu())
     assert not slot.bad[:2 * n].any()
+
+
+def test_cli_on_cuda_formats_agree_and_resume(tmp_path, capsys):
+    from callgraph.cli import main
+    from transformers import LlamaConfig
+    model_dir = tmp_path / "m"
+    LlamaConfig(vocab_size=512, hidden_size=128, intermediate_size=256, num_hidden_layers=8,
+                num_attention_heads=4, num_key_value_heads=2,
+                max_position_embeddings=512).save_pretrained(model_dir)
+    rows = tiny.samples(20, lo=5, hi=300)
+    data = tiny.write_jsonl(tmp_path / "d.jsonl", rows)
+    common = ["dump", "--model", str(model_dir), "--random-init", "--data", str(data),
+              "--device", "cuda", "--batch-size", "4"]
+    assert main(common + ["--format", "specforge", "--out", str(tmp_path / "sf")]) == 0
+    assert main(common + ["--out", str(tmp_path / "st"), "--shard-mb", "1"]) == 0
+    index = load_index(tmp_path / "st")
+    for sid, ids, _ in rows:
+        a = torch.load(tmp_path / f"sf/rows_0-2000/data_{sid}.ckpt", weights_only=True)
+        b = read_sample(tmp_path / "st", sid, index)
+        assert a["input_ids"].tolist() == ids
+        for key in ("hidden_state", "aux_hidden_state"):
+            assert a[key].dtype == torch.bfloat16 and torch.equal(a[key], b[key])
+    for f in sorted((tmp_path / "sf").glob("rows_*/*.ckpt"))[::2]:
+        f.unlink()
+    capsys.readouterr()
+    assert main(common + ["--format", "specforge", "--out", str(tmp_path / "sf")]) == 0
+    err = capsys.readouterr().err
+    assert "resuming: 10 samples" in err and "wrote 10 samples" in err
+    again = torch.load(tmp_path / "sf/rows_0-2000/data_0.ckpt", weights_only=True)
+    assert torch.equal(again["aux_hidden_state"], read_sample(tmp_path / "st", 0, index)["aux_hidden_state"])
