@@ -129,7 +129,7 @@ class Analysis:
         edges = sorted({d["hop"] for _, _, d in ex.graph.edges(data=True)},
                        key=lambda h: (h.caller, h.site, h.callee))
         names = {e.func} | {h.caller for h in edges} | {h.callee for h in edges}
-        unresolved = sorted({u for u, _, _ in ex.unresolved}, key=lambda u: (u.caller, u.site))
+        unresolved = sorted({row[0] for row in ex.unresolved}, key=lambda u: (u.caller, u.site))
         return GraphView(root=self.roots, entry=e.func, tool_version=__version__,
                          nodes=tuple(self.node(n) for n in sorted(names)), edges=tuple(edges),
                          unresolved=tuple(unresolved))

@@ -43,7 +43,7 @@ class Exploration:
     graph: nx.MultiDiGraph
     reached: Ctx | None = None
     parents: dict = field(default_factory=dict)      # Ctx -> (Ctx, Step)
-    unresolved: list = field(default_factory=list)   # (Unresolved, ast.Call, caller FuncInfo)
+    unresolved: list = field(default_factory=list)   # (Unresolved, ast.Call, caller FuncInfo, depth)
     functions: set = field(default_factory=set)
     ctx_edges: dict = field(default_factory=dict)    # (Ctx, Ctx) -> Step, every edge seen
     call_sites: int = 0
@@ -105,7 +105,7 @@ class Explorer:
                     site = f"{fn.module.display}:{node.lineno}:{node.col_offset}"
                     expr = _expr_text(node)
                     for why in dict.fromkeys(d.unresolved):
-                        ex.unresolved.append((Unresolved(fn.qual, site, expr, why), node, fn))
+                        ex.unresolved.append((Unresolved(fn.qual, site, expr, why), node, fn, depth))
                     for t in d.targets:
                         callee = self.p.functions.get(t.fn)
                         hop = Hop(fn.qual, t.fn, site, expr, *_rule_and_via(t.rule, d.tags, callee))

@@ -74,16 +74,15 @@ def _blockers(inp: ReachInputs, ex: Exploration, target: Resolved) -> list[Unres
         return []
     rel: Relevance = inp.relevance_for(target.func.rsplit(".", 1)[-1])
     ranked = {}
-    for u, node, fn in ex.unresolved:
-        local = {p.arg for p in fn.node.args.posonlyargs + fn.node.args.args + fn.node.args.kwonlyargs}
-        local |= set(fn.locals())
-        rank = rel.site_rank(node, local)
+    for u, node, fn, depth in ex.unresolved:
+        rank = rel.site_rank(node, set(fn.param_names()) | set(fn.locals()))
         if rank is None:
             continue
-        key = (u.site, u.why)
-        if key not in ranked or ranked[key][0] > rank:
-            ranked[key] = (rank, u)
-    return [u for _, u in sorted(ranked.values(), key=lambda ru: (ru[0], ru[1].site))]
+        key = u.site
+        if key not in ranked or ranked[key][:2] > (rank, depth):
+            ranked[key] = (rank, depth, u)
+    # closest to the target by name first, then closest to the entry
+    return [u for _, _, u in sorted(ranked.values(), key=lambda r: (r[0], r[1], r[2].site))]
 
 
 def _all_paths(ex: Exploration, start: Ctx, target: str) -> tuple[tuple[Hop, ...], ...]:

@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Callable
 
 from .cache import Cache, sha1_bytes
-from .index.scopes import walk_local
 
 INSTANCE_CALLEES = ("forward", "__call__")
 # Files summarised per worker task; the pool is only worth starting for big trees.
@@ -53,60 +52,125 @@ def summarize_source(data: bytes) -> dict | str:
         return f"not UTF-8 (byte {exc.start})"
     except (ValueError, RecursionError) as exc:
         return f"cannot parse: {exc}"
-    defs, holders, values, classes = [], set(), set(), set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ClassDef):
-            classes.add(node.name)
-            for stmt in node.body:
-                if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
-                    for t in stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]:
-                        if isinstance(t, ast.Name):
-                            holders.add(t.id)
-        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-            for t in node.targets if isinstance(node, ast.Assign) else [node.target]:
-                for sub in ast.walk(t):
-                    if isinstance(sub, ast.Attribute):
-                        holders.add(sub.attr)
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr":
-            if len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str):
-                holders.add(node.args[1].value)
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-            defs.append(_summarize_def(node, values))
-    return {"defs": defs, "holders": sorted(holders), "values": sorted(values), "classes": sorted(classes)}
+    v = _Summarizer()
+    v.visit(tree)
+    return {"defs": v.defs, "holders": sorted(v.holders), "values": sorted(v.values), "classes": sorted(v.classes)}
 
 
-def _summarize_def(node, values: set) -> tuple[str, list[str], bool]:
-    name = node.name if not isinstance(node, ast.Lambda) else "<lambda>"
-    a = node.args
-    local = {p.arg for p in a.posonlyargs + a.args + a.kwonlyargs}
-    local |= {x.arg for x in (a.vararg, a.kwarg) if x is not None}
-    called_funcs = set()
-    callees, holder = set(), False
-    for sub in walk_local(node):
-        if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
-            local.add(sub.id)
-        elif isinstance(sub, ast.Call):
-            called_funcs.add(id(sub.func))
-    for sub in walk_local(node):
-        if isinstance(sub, ast.Call):
-            f = sub.func
-            if isinstance(f, ast.Attribute):
-                callees.add(f.attr)
-                callees.add("@" + f.attr)  # may also be an object held in attribute f.attr
-            elif isinstance(f, ast.Name):
-                if f.id in local:
-                    holder = True
-                else:
-                    callees.add(f.id)
-            else:
+class _Summarizer(ast.NodeVisitor):
+    """One pass over a module: per def, the names it calls and whether it calls a local."""
+
+    def __init__(self):
+        self.defs: list = []
+        self.holders: set[str] = set()
+        self.values: set[str] = set()
+        self.classes: set[str] = set()
+        self.stack: list[dict] = []
+
+    def _def(self, node, name: str, body) -> None:
+        a = node.args
+        for d in a.defaults + [x for x in a.kw_defaults if x is not None]:
+            self.visit(d)
+        local = {p.arg for p in a.posonlyargs + a.args + a.kwonlyargs}
+        local |= {x.arg for x in (a.vararg, a.kwarg) if x is not None}
+        frame = {"local": local, "callees": set(), "bare": [], "holder": False}
+        self.stack.append(frame)
+        for stmt in body:
+            self.visit(stmt)
+        self.stack.pop()
+        callees = frame["callees"]
+        holder = frame["holder"]
+        for bare in frame["bare"]:
+            if bare in frame["local"]:
                 holder = True
-        elif isinstance(sub, ast.Lambda):
-            values.add("<lambda>")
-        elif isinstance(sub, ast.Attribute) and isinstance(sub.ctx, ast.Load) and id(sub) not in called_funcs:
-            values.add(sub.attr)
-        elif isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load) and id(sub) not in called_funcs:
-            values.add(sub.id)
-    return name, sorted(callees), holder
+            else:
+                callees.add(bare)
+        self.defs.append((name, sorted(callees), holder))
+
+    def visit_FunctionDef(self, node):
+        for d in node.decorator_list:
+            self.visit(d)
+        self._def(node, node.name, node.body)
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_Lambda(self, node):
+        self.values.add("<lambda>")
+        self._def(node, "<lambda>", [node.body])
+
+    def visit_ClassDef(self, node):
+        self.classes.add(node.name)
+        for d in node.decorator_list + node.bases + [k.value for k in node.keywords]:
+            self.visit(d)
+        for stmt in node.body:
+            if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+                for t in stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]:
+                    if isinstance(t, ast.Name):
+                        self.holders.add(t.id)
+            self.visit(stmt)
+
+    def _store(self, target) -> None:
+        for sub in _targets(target):
+            if isinstance(sub, ast.Attribute):
+                self.holders.add(sub.attr)
+
+    def visit_Assign(self, node):
+        for t in node.targets:
+            self._store(t)
+        self.generic_visit(node)
+
+    def visit_AnnAssign(self, node):
+        self._store(node.target)
+        self.generic_visit(node)
+
+    def visit_AugAssign(self, node):
+        self._store(node.target)
+        self.generic_visit(node)
+
+    def visit_Name(self, node):
+        if isinstance(node.ctx, ast.Store):
+            if self.stack:
+                self.stack[-1]["local"].add(node.id)
+        else:
+            self.values.add(node.id)
+
+    def visit_Attribute(self, node):
+        if isinstance(node.ctx, ast.Load):
+            self.values.add(node.attr)
+        self.visit(node.value)
+
+    def visit_Call(self, node):
+        f = node.func
+        frame = self.stack[-1] if self.stack else None
+        if isinstance(f, ast.Attribute):
+            if frame is not None:
+                frame["callees"].add(f.attr)
+                frame["callees"].add("@" + f.attr)  # may also be an object held in attribute f.attr
+            self.visit(f.value)
+        elif isinstance(f, ast.Name):
+            if frame is not None:
+                frame["bare"].append(f.id)
+            if f.id == "setattr" and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) \
+                    and isinstance(node.args[1].value, str):
+                self.holders.add(node.args[1].value)
+        else:
+            if frame is not None:
+                frame["holder"] = True
+            self.visit(f)
+        for arg in node.args:
+            self.visit(arg)
+        for kw in node.keywords:
+            self.visit(kw.value)
+
+
+def _targets(t: ast.AST):
+    """The stored-to expressions of an assignment target (tuples unpacked; `a.b[i] = v`
+    stores into an item, not into attribute b, so it is not a holder of b)."""
+    if isinstance(t, (ast.Tuple, ast.List)):
+        for elt in t.elts:
+            yield from _targets(elt.value if isinstance(elt, ast.Starred) else elt)
+    else:
+        yield t
 
 
 def _summarize_file(path: str) -> tuple[str, str, dict | str]:

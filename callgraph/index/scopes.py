@@ -20,11 +20,12 @@ FuncNode = Union[ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda]
 class Binding:
     """One way a name gets a value.
 
-    kind: 'def' | 'class' | 'import' | 'assign' | 'iter' | 'with' | 'global'
+    kind: 'def' | 'class' | 'import' | 'assign' | 'annot' | 'iter' | 'with' | 'global'
     - def/class: `target` is the qualified name of the definition
     - import: `target` is the dotted name imported (module or module attribute)
     - assign: `expr` is the value, `path` the position inside tuple unpacking (() for plain)
     - iter: `expr` is the iterable (for-loops, comprehensions), `path` as for assign
+    - annot: `expr` is a type annotation (`x: T` with or without a value)
     """
 
     kind: str
@@ -45,6 +46,8 @@ class FuncInfo:
     _locals: dict | None = None
     _calls: list | None = None
     _returns: list | None = None
+    _generator: bool | None = None
+    _params: frozenset | None = None
 
     @property
     def kind(self) -> str:
@@ -92,7 +95,17 @@ class FuncInfo:
         return self._returns
 
     def is_generator(self) -> bool:
-        return any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in walk_local(self.node))
+        if self._generator is None:
+            self._generator = any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in walk_local(self.node))
+        return self._generator
+
+    def param_names(self) -> frozenset[str]:
+        if self._params is None:
+            a = self.node.args
+            names = {p.arg for p in a.posonlyargs + a.args + a.kwonlyargs}
+            names |= {x.arg for x in (a.vararg, a.kwarg) if x is not None}
+            self._params = frozenset(names)
+        return self._params
 
 
 @dataclass(eq=False)
@@ -242,8 +255,11 @@ def collect_bindings(root: ast.AST, table: dict, scope_qual: str, package: str) 
         if isinstance(node, ast.Assign):
             for t in node.targets:
                 _bind_target(t, table, lambda p, v=node.value: Binding("assign", v, p))
-        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)) and node.value is not None:
-            _bind_target(node.target, table, lambda p, v=node.value: Binding("assign", v, p))
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+            if node.value is not None:
+                _bind_target(node.target, table, lambda p, v=node.value: Binding("assign", v, p))
+            if isinstance(node, ast.AnnAssign):  # `x: T` (dataclass fields, typed attributes)
+                _bind_target(node.target, table, lambda p, a=node.annotation: Binding("annot", a, p))
         elif isinstance(node, ast.NamedExpr):
             _bind_target(node.target, table, lambda p, v=node.value: Binding("assign", v, p))
         elif isinstance(node, (ast.For, ast.AsyncFor)):

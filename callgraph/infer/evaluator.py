@@ -125,7 +125,7 @@ class Evaluator:
     def lookup(self, name: str, scope: Scope, tags: set[str]) -> FrozenSet[Value]:
         fn, ctx = scope.fn, scope.ctx
         while fn is not None:
-            if name in _param_set(fn):
+            if name in fn.param_names():
                 bound = ctx.get(name) if ctx is not None else None
                 if bound is not None:
                     if name != first_param(fn) or fn.cls is None:
@@ -190,6 +190,8 @@ class Evaluator:
             return self.dotted(b.target)
         if b.kind == "global":
             return EMPTY
+        if b.kind == "annot":
+            return self.annotation(b.expr, Scope(scope.mod, scope.fn, scope.ctx)) if not b.path else EMPTY
         vals = self.eval(b.expr, scope, tags) if b.expr is not None else frozenset({VExt("exception")})
         if b.kind == "iter":
             vals = self.iterate(vals, tags)
@@ -464,16 +466,6 @@ def _dotted_text(node: ast.AST) -> str | None:
         return None
     parts.append(node.id)
     return ".".join(reversed(parts))
-
-
-def _param_set(fn: FuncInfo) -> set[str]:
-    a = fn.node.args
-    names = {p.arg for p in a.posonlyargs + a.args + a.kwonlyargs}
-    if a.vararg:
-        names.add(a.vararg.arg)
-    if a.kwarg:
-        names.add(a.kwarg.arg)
-    return names
 
 
 def _cap(values: FrozenSet[Value], depth: int = 0) -> FrozenSet[Value]:
