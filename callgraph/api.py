@@ -47,6 +47,7 @@ class Analysis:
         self.explorer = Explorer(self.project, self.ev)
         self._names = None
         self._relevance: dict[str, Relevance] = {}
+        self._oracle = None
 
     # -- names -----------------------------------------------------------------------------
     @property
@@ -105,6 +106,16 @@ class Analysis:
             self._relevance[target_name] = Relevance(self._names, target_name)
         return self._relevance[target_name]
 
+    def _oracle_once(self):
+        if self._oracle is None:
+            try:
+                from .jedi_oracle import JediOracle
+
+                self._oracle = JediOracle(self.project)
+            except ImportError:  # pragma: no cover - jedi is a declared dependency
+                self._oracle = False
+        return self._oracle or None
+
     def reach(self, entry: str, target: str, all_paths: bool = False, max_seconds: float | None = None) -> Proof:
         t0 = time.perf_counter()
         key = key_of(__version__, "reach", entry, target, all_paths, sorted(self.ev.binds.items()),
@@ -115,7 +126,7 @@ class Analysis:
             return _with_seconds(proof, time.perf_counter() - t0)
         e = self._resolve(entry, "entry")
         t = self._resolve(target, "target")
-        inputs = ReachInputs(self.explorer, self._relevance_for, self.roots)
+        inputs = ReachInputs(self.explorer, self._relevance_for, self.roots, self._oracle_once)
         proof = reach(inputs, e, t, all_paths=all_paths, max_seconds=max_seconds, progress=self.progress)
         proof = _with_seconds(proof, time.perf_counter() - t0)
         if not (max_seconds and any("--max-seconds" in u.why for u in proof.unresolved)):

@@ -43,9 +43,13 @@ class Exploration:
     graph: nx.MultiDiGraph
     reached: Ctx | None = None
     parents: dict = field(default_factory=dict)      # Ctx -> (Ctx, Step)
-    unresolved: list = field(default_factory=list)   # (Unresolved, ast.Call, caller FuncInfo, depth)
+    unresolved: list = field(default_factory=list)   # (Unresolved, ast.Call, caller FuncInfo, depth, Ctx)
+    oracle_resolved: set = field(default_factory=set)  # sites Jedi answered
     functions: set = field(default_factory=set)
     ctx_edges: dict = field(default_factory=dict)    # (Ctx, Ctx) -> Step, every edge seen
+    depth: dict = field(default_factory=dict)        # Ctx -> hops from the entry
+    contexts: dict = field(default_factory=dict)     # function -> contexts explored
+    seen_sites: set = field(default_factory=set)
     call_sites: int = 0
     timed_out: bool = False
     seconds: float = 0.0
@@ -73,23 +77,25 @@ class Explorer:
         max_depth: int | None = None,
         progress: Callable[[str], None] | None = None,
     ) -> Exploration:
-        t0 = time.perf_counter()
         ex = Exploration(graph=nx.MultiDiGraph())
         ex.parents[start] = None
+        ex.depth[start] = 0
         ex.graph.add_node(start.fn)
-        contexts: dict[str, int] = {}
-        frontier = [start]
-        depth = 0
-        seen_sites: set = set()
+        return self.resume(ex, [start], is_target, stop_at_first, deadline, max_depth, progress)
+
+    def resume(self, ex: Exploration, frontier: list[Ctx], is_target, stop_at_first=True, deadline=None,
+               max_depth=None, progress=None) -> Exploration:
+        """Breadth-first from `frontier` (states already in `ex.parents`), adding to `ex`."""
+        t0 = time.perf_counter()
         last_report = t0
         while frontier:
-            if max_depth is not None and depth >= max_depth:
-                break
             nxt: list[Ctx] = []
             for state in frontier:
+                if max_depth is not None and ex.depth[state] >= max_depth:
+                    continue
                 if deadline is not None and time.perf_counter() > deadline:
                     ex.timed_out = True
-                    frontier = []
+                    nxt = []
                     break
                 fn = self.p.functions.get(state.fn)
                 if fn is None:
@@ -99,32 +105,21 @@ class Explorer:
                 for node in fn.calls():
                     d = self.ev.calls.dispatch(node, scope)
                     site_key = (fn.qual, node.lineno, node.col_offset)
-                    if site_key not in seen_sites:
-                        seen_sites.add(site_key)
+                    if site_key not in ex.seen_sites:
+                        ex.seen_sites.add(site_key)
                         ex.call_sites += 1
-                    site = f"{fn.module.display}:{node.lineno}:{node.col_offset}"
-                    expr = _expr_text(node)
                     for why in dict.fromkeys(d.unresolved):
-                        ex.unresolved.append((Unresolved(fn.qual, site, expr, why), node, fn, depth))
+                        ex.unresolved.append((Unresolved(fn.qual, site_of(fn, node), _expr_text(node), why),
+                                              node, fn, ex.depth[state], state))
                     for t in d.targets:
                         callee = self.p.functions.get(t.fn)
-                        hop = Hop(fn.qual, t.fn, site, expr, *_rule_and_via(t.rule, d.tags, callee))
-                        if not ex.graph.has_edge(fn.qual, t.fn, key=(site, hop.rule)):
-                            ex.graph.add_edge(fn.qual, t.fn, key=(site, hop.rule), hop=hop)
-                        ctx = t.ctx
-                        n = contexts.get(t.fn, 0)
-                        if ctx not in ex.parents and n >= MAX_CONTEXTS_PER_FUNCTION:
-                            ctx = Ctx(t.fn, (), t.ctx.closure)  # widened: parameters unbound
-                        if ctx != state:
-                            ex.ctx_edges.setdefault((state, ctx), Step(hop, node))
-                        if ctx in ex.parents:
+                        ctx = self.add_edge(ex, state, fn, node, t.fn, t.ctx, *_rule_and_via(t.rule, d.tags, callee))
+                        if ctx is None:
                             continue
-                        contexts[t.fn] = n + 1
-                        ex.parents[ctx] = (state, Step(hop, node))
                         if is_target(t.fn) and ex.reached is None:
                             ex.reached = ctx
                             if stop_at_first:
-                                ex.seconds = time.perf_counter() - t0
+                                ex.seconds += time.perf_counter() - t0
                                 ex.functions.add(t.fn)
                                 return ex
                         nxt.append(ctx)
@@ -132,9 +127,30 @@ class Explorer:
                     last_report = time.perf_counter()
                     progress(f"explored {len(ex.functions)} functions, {ex.call_sites} call sites")
             frontier = nxt
-            depth += 1
-        ex.seconds = time.perf_counter() - t0
+        ex.seconds += time.perf_counter() - t0
         return ex
+
+    def add_edge(self, ex: Exploration, state: Ctx, fn, node: ast.Call, callee: str, ctx: Ctx, rule: str,
+                 via: tuple[str, ...]) -> Ctx | None:
+        """Record one resolved call; return the callee's context if it is new to explore."""
+        hop = Hop(fn.qual, callee, site_of(fn, node), _expr_text(node), rule, via)
+        if not ex.graph.has_edge(fn.qual, callee, key=(hop.site, rule)):
+            ex.graph.add_edge(fn.qual, callee, key=(hop.site, rule), hop=hop)
+        n = ex.contexts.get(callee, 0)
+        if ctx not in ex.parents and n >= MAX_CONTEXTS_PER_FUNCTION:
+            ctx = Ctx(callee, (), ctx.closure)  # widened: parameters unbound
+        if ctx != state:
+            ex.ctx_edges.setdefault((state, ctx), Step(hop, node))
+        if ctx in ex.parents:
+            return None
+        ex.contexts[callee] = n + 1
+        ex.parents[ctx] = (state, Step(hop, node))
+        ex.depth[ctx] = ex.depth[state] + 1
+        return ctx
+
+
+def site_of(fn, node: ast.Call) -> str:
+    return f"{fn.module.display}:{node.lineno}:{node.col_offset}"
 
 
 def _rule_and_via(rule: str, tags: frozenset, callee) -> tuple[str, tuple[str, ...]]:

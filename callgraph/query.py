@@ -30,6 +30,7 @@ class ReachInputs:
     explorer: Explorer
     relevance_for: object  # callable(target_name) -> Relevance
     roots: tuple[str, ...]
+    oracle: object = None  # callable() -> JediOracle | None, asked about blockers only
 
 
 def start_context(project, entry: Resolved) -> Ctx:
@@ -46,8 +47,10 @@ def reach(inp: ReachInputs, entry: Resolved, target: Resolved, all_paths: bool =
     project = inp.explorer.p
     start = start_context(project, entry)
     deadline = t0 + max_seconds if max_seconds else None
-    ex = inp.explorer.run(start, lambda q: q == target.func, stop_at_first=not all_paths,
-                          deadline=deadline, progress=progress)
+    is_target = lambda q: q == target.func  # noqa: E731
+    ex = inp.explorer.run(start, is_target, stop_at_first=not all_paths, deadline=deadline, progress=progress)
+    if ex.reached is None and not ex.timed_out and inp.oracle is not None:
+        _ask_oracle(inp, ex, target, is_target, deadline, progress)
     if entry.func == target.func:
         ex.reached = start
     base = dict(entry=entry.func, target=target.func, root=inp.roots, tool_version=__version__)
@@ -69,20 +72,79 @@ def _stats(ex: Exploration, t0: float) -> Stats:
                  seconds=round(time.perf_counter() - t0, 3))
 
 
-def _blockers(inp: ReachInputs, ex: Exploration, target: Resolved) -> list[Unresolved]:
+def _blocking_rows(inp: ReachInputs, ex: Exploration, target: Resolved) -> list[tuple]:
+    """Unresolved rows that could lead to the target, one per site, most relevant first:
+    closest to the target by name, then closest to the entry."""
     if not ex.unresolved:
         return []
     rel: Relevance = inp.relevance_for(target.func.rsplit(".", 1)[-1])
     ranked = {}
-    for u, node, fn, depth in ex.unresolved:
+    for row in ex.unresolved:
+        u, node, fn, depth, _ = row
+        if u.site in ex.oracle_resolved:
+            continue
         rank = rel.site_rank(node, set(fn.param_names()) | set(fn.locals()))
         if rank is None:
             continue
-        key = u.site
-        if key not in ranked or ranked[key][:2] > (rank, depth):
-            ranked[key] = (rank, depth, u)
-    # closest to the target by name first, then closest to the entry
-    return [u for _, _, u in sorted(ranked.values(), key=lambda r: (r[0], r[1], r[2].site))]
+        if u.site not in ranked or ranked[u.site][:2] > (rank, depth):
+            ranked[u.site] = (rank, depth, row)
+    return [r for _, _, r in sorted(ranked.values(), key=lambda r: (r[0], r[1], r[2][0].site))]
+
+
+def _blockers(inp: ReachInputs, ex: Exploration, target: Resolved) -> list[Unresolved]:
+    return [row[0] for row in _blocking_rows(inp, ex, target)]
+
+
+def _ask_oracle(inp: ReachInputs, ex: Exploration, target: Resolved, is_target, deadline, progress) -> None:
+    """Ask Jedi about the blockers, most relevant first; explore on from what it resolves."""
+    rows = _blocking_rows(inp, ex, target)
+    if not rows:
+        return
+    oracle = inp.oracle()
+    if oracle is None:
+        return
+    explorer, classes = inp.explorer, inp.explorer.ev.classes
+    asked: set[str] = set()
+    while rows and not oracle.exhausted():
+        if progress:
+            progress(f"asking Jedi about {len(rows)} unresolved call sites")
+        fresh = []
+        for u, node, fn, _, state in rows:
+            if oracle.exhausted():
+                break
+            asked.add(u.site)
+            answers = oracle.callees(fn.module.path, node)
+            if not answers:
+                continue  # Jedi's silence is not an answer: the site stays unresolved
+            ex.oracle_resolved.add(u.site)
+            for a in answers:
+                for callee, ctx, via in _jedi_targets(a, classes):
+                    c = explorer.add_edge(ex, state, fn, node, callee, ctx, "jedi", via)
+                    if c is None:
+                        continue
+                    if is_target(callee):
+                        ex.reached = c
+                        return
+                    fresh.append(c)
+        if fresh:
+            explorer.resume(ex, fresh, is_target, deadline=deadline, progress=progress)
+            if ex.reached is not None:
+                return
+        rows = [r for r in _blocking_rows(inp, ex, target) if r[0].site not in asked]
+
+
+def _jedi_targets(a, classes):
+    """What runs when Jedi says the callee is this function / class / instance."""
+    if a.kind == "function":
+        yield a.qual, Ctx(a.qual), ()
+    elif a.kind == "class":
+        init = classes.method(a.qual, "__init__")
+        if init is not None:
+            yield init[0].qual, Ctx(init[0].qual, ((first_param(init[0]), frozenset({VInst(a.qual)})),)), ("constructor",)
+    elif a.kind == "instance":
+        m = classes.method(a.qual, "__call__") or classes.method(a.qual, "forward")
+        if m is not None:
+            yield m[0].qual, Ctx(m[0].qual, ((first_param(m[0]), frozenset({VInst(a.qual)})),)), ("module-call",)
 
 
 def _all_paths(ex: Exploration, start: Ctx, target: str) -> tuple[tuple[Hop, ...], ...]:

@@ -11,3 +11,5 @@ fi
 python3 -c 'import torch' 2>/dev/null || python3 -m pip install -q torch==2.13.0
 python3 -m pip install -q -e '.[test,dump]'
 python3 -m pytest -q "$@"
+# The project's own pre-patch gate, as a user would run it in CI (docs/ci.md).
+python3 -m callgraph.cli check --config fixtures/check/self/setup.cfg

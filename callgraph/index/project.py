@@ -83,8 +83,23 @@ class Project:
         root = self.root_of(path)
         return root.display(path) if root else path.as_posix()
 
+    def analysed(self, name: str) -> bool:
+        """Whether module `name` belongs to the analysed code. A root inside a package
+        (`.../sglang/srt`) brings that top-level package (`sglang`: `sglang.kernels` too); other
+        packages beside it under the same import root (site-packages' torch, for
+        `--package transformers`) stay external."""
+        top = name.split(".")[0]
+        for root in self.roots:
+            if root.scope == root.import_root:
+                return True
+            if root.scope.relative_to(root.import_root).parts[0] == top:
+                return True
+        return False
+
     def locate(self, name: str) -> tuple[Path, bool] | None:
         """The file of module `name` under any import root: (path, is_package)."""
+        if not name or not self.analysed(name):
+            return None
         rel = Path(*name.split("."))
         for root in self.roots:
             base = root.import_root / rel
@@ -95,6 +110,8 @@ class Project:
         return None
 
     def is_namespace(self, name: str) -> bool:
+        if not name or not self.analysed(name):
+            return False
         rel = Path(*name.split("."))
         return any((r.import_root / rel).is_dir() for r in self.roots)
 

@@ -1,0 +1,101 @@
+"""Jedi as the oracle where the index cannot decide (the only module that imports jedi).
+
+Asked only about call sites that block a proof (unresolved, and able to lead to the target by
+the name bound), most relevant first, within a time and query budget: Jedi costs ~26 ms per
+inferred site and far more on a file's first touch, so it is never asked about a whole tree.
+Jedi's own limits (recursion, execution counts) come back as empty answers, silently: an empty
+answer leaves the site unresolved, never "no callee".
+"""
+from __future__ import annotations
+
+import ast
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from .index.project import Project
+
+# Defaults for one reach query; both documented in docs/rules.md.
+JEDI_BUDGET_SECONDS = 15.0
+JEDI_MAX_QUERIES = 40
+
+
+@dataclass(frozen=True)
+class Answer:
+    kind: str   # "function" | "class" | "instance" | "external"
+    qual: str   # in-tree qualified name (function, or class for class/instance)
+
+
+class JediOracle:
+    def __init__(self, project: Project, budget_s: float = JEDI_BUDGET_SECONDS, max_queries: int = JEDI_MAX_QUERIES):
+        import jedi  # imported here: a reached proof never pays for it
+
+        self._jedi = jedi
+        self.p = project
+        roots = [str(r.import_root) for r in project.roots]
+        self.jproject = jedi.Project(path=roots[0], added_sys_path=roots[1:], smart_sys_path=False,
+                                     load_unsafe_extensions=False)
+        self.budget_s = budget_s
+        self.max_queries = max_queries
+        self.spent = 0.0
+        self.queries = 0
+        self._scripts: dict[Path, object] = {}
+        self._answers: dict = {}
+
+    def exhausted(self) -> bool:
+        return self.spent >= self.budget_s or self.queries >= self.max_queries
+
+    def callees(self, path: Path, node: ast.Call) -> list[Answer]:
+        key = (path, node.lineno, node.col_offset)
+        if key in self._answers:
+            return self._answers[key]
+        if self.exhausted():
+            return []
+        t0 = time.perf_counter()
+        self.queries += 1
+        try:
+            names = self._infer(path, node)
+        except Exception:  # noqa: BLE001 - Jedi failing on odd code must not fail the query
+            names = []
+        out = []
+        for n in names:
+            ans = self._map(n)
+            if ans is not None and ans not in out:
+                out.append(ans)
+        self.spent += time.perf_counter() - t0
+        self._answers[key] = out
+        return out
+
+    def _infer(self, path: Path, node: ast.Call):
+        script = self._scripts.get(path)
+        if script is None:
+            script = self._jedi.Script(path.read_text(encoding="utf-8-sig"), path=str(path), project=self.jproject)
+            self._scripts[path] = script
+        f = node.func
+        line, col = f.end_lineno, max(f.end_col_offset - 1, 0)
+        return script.infer(line, col)
+
+    def _map(self, name) -> Answer | None:
+        full = name.full_name
+        if not full or name.type not in ("function", "class", "instance"):
+            return None
+        # Load the defining module so the name is indexed (Jedi may point at a file not yet read).
+        parts = full.split(".")
+        for i in range(len(parts) - 1, 0, -1):
+            if self.p.locate(".".join(parts[:i])) is not None:
+                self.p.module(".".join(parts[:i]))
+                break
+        if name.type == "function" and full in self.p.functions:
+            return Answer("function", full)
+        if name.type in ("class", "instance") and full in self.p.classes:
+            return Answer(name.type, full)
+        if not self.p.analysed(full) and not _under(name.module_path, self.p):
+            return Answer("external", full)  # Jedi found it outside the analysed code
+        return None
+
+
+def _under(path, project: Project) -> bool:
+    if path is None:
+        return False
+    p = Path(path)
+    return any(str(p).startswith(str(r.scope)) for r in project.roots)
