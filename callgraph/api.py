@@ -17,6 +17,7 @@ from .errors import BindingError, RootError
 from .explore import Explorer
 from .index.lookup import Resolved, resolve
 from .index.project import Project
+from .index.scopes import first_param
 from .infer.evaluator import Evaluator
 from .model import GraphView, Node, Proof, Unresolved
 from .query import ReachInputs, reach, start_context
@@ -142,6 +143,32 @@ class Analysis:
         names = {e.func} | {h.caller for h in edges} | {h.callee for h in edges}
         unresolved = sorted({row[0] for row in ex.unresolved}, key=lambda u: (u.caller, u.site))
         return GraphView(root=self.roots, entry=e.func, tool_version=__version__,
+                         nodes=tuple(self.node(n) for n in sorted(names)), edges=tuple(edges),
+                         unresolved=tuple(unresolved))
+
+    def export(self) -> GraphView:
+        """The call graph of the whole tree: every function and method of the scope as a node,
+        every resolved edge. Each function is explored as an entry (parameters unbound, `self`
+        any subclass), and on into the contexts its calls bind, sharing one exploration."""
+        from .infer.values import Ctx, VInst
+
+        self.project.load_all(self.progress)
+        starts = []
+        scope_paths = {p.resolve() for p in self.project.scope_files()}
+        for fn in list(self.project.functions.values()):
+            if fn.name == "<lambda>" or fn.module.path not in scope_paths:
+                continue
+            if fn.cls is not None and fn.kind not in ("staticmethod", "classmethod") and first_param(fn):
+                starts.append(Ctx(fn.qual, ((first_param(fn), frozenset({VInst(fn.cls.qual, exact=False)})),)))
+            else:
+                starts.append(Ctx(fn.qual))
+        if self.progress:
+            self.progress(f"exploring {len(starts)} functions")
+        ex = self.explorer.start_many(starts, progress=self.progress)
+        edges = sorted({d["hop"] for _, _, d in ex.graph.edges(data=True)}, key=lambda h: (h.caller, h.site, h.callee))
+        names = {c.fn for c in starts} | {h.caller for h in edges} | {h.callee for h in edges}
+        unresolved = sorted({row[0] for row in ex.unresolved}, key=lambda u: (u.caller, u.site))
+        return GraphView(root=self.roots, entry="", tool_version=__version__,
                          nodes=tuple(self.node(n) for n in sorted(names)), edges=tuple(edges),
                          unresolved=tuple(unresolved))
 

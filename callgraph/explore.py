@@ -83,6 +83,15 @@ class Explorer:
         ex.graph.add_node(start.fn)
         return self.resume(ex, [start], is_target, stop_at_first, deadline, max_depth, progress)
 
+    def start_many(self, starts: list[Ctx], progress=None) -> Exploration:
+        """One exploration from many entries (whole-tree export): every state once."""
+        ex = Exploration(graph=nx.MultiDiGraph())
+        for ctx in starts:
+            ex.parents.setdefault(ctx, None)
+            ex.depth.setdefault(ctx, 0)
+            ex.graph.add_node(ctx.fn)
+        return self.resume(ex, list(dict.fromkeys(starts)), lambda q: False, stop_at_first=False, progress=progress)
+
     def resume(self, ex: Exploration, frontier: list[Ctx], is_target, stop_at_first=True, deadline=None,
                max_depth=None, progress=None) -> Exploration:
         """Breadth-first from `frontier` (states already in `ex.parents`), adding to `ex`."""

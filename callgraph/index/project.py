@@ -28,7 +28,8 @@ class Project:
         self._warned: set[Path] = set()
         self._texts: list[tuple[Path, str]] | None = None
         self._scope_files: list[Path] | None = None
-        self._class_headers: dict[str, set[Path]] | None = None
+        self._class_headers: dict[str, set[tuple[str, Path]]] | None = None
+        self._text_of: dict[Path, str] = {}
 
     # -- files ---------------------------------------------------------------------------
     def scope_files(self) -> list[Path]:
@@ -57,18 +58,31 @@ class Project:
                     self._texts.append((p, data.decode("utf-8", errors="replace")))
         return self._texts
 
-    def files_subclassing(self, base_name: str) -> list[Path]:
-        """Files whose class headers name `base_name` among their bases (a regex pass over the
-        texts, done once): subclass search parses these few files, not the whole tree."""
+    def subclass_candidates(self, base_name: str, methods: tuple[str, ...]) -> list[Path]:
+        """Files that may define a subclass of a class named `base_name` (transitively, by the
+        names in class headers, found by one regex pass over the texts) which defines one of
+        `methods` itself. The class hierarchy then parses these few files, not the whole tree."""
         if self._class_headers is None:
-            headers: dict[str, set[Path]] = {}
-            pattern = re.compile(r"^[ \t]*class[ \t]+\w+[ \t]*\(([^)]*)\)", re.M)
+            headers: dict[str, set[tuple[str, Path]]] = {}
+            pattern = re.compile(r"^[ \t]*class[ \t]+(\w+)[ \t]*\(([^)]*)\)", re.M)
             for path, text in self.texts():
                 for m in pattern.finditer(text):
-                    for name in re.findall(r"(\w+)\s*(?:\[[^\]]*\])?\s*(?:,|$)", m.group(1).strip()):
-                        headers.setdefault(name, set()).add(path)
+                    for name in re.findall(r"(\w+)\s*(?:\[[^\]]*\])?\s*(?:,|$)", m.group(2).strip()):
+                        headers.setdefault(name, set()).add((m.group(1), path))
             self._class_headers = headers
-        return sorted(self._class_headers.get(base_name, ()))
+            self._text_of = dict(self.texts())
+        seen: set[str] = set()
+        files: set[Path] = set()
+        todo = [base_name]
+        defs = [re.compile(rf"^[ \t]*(?:async[ \t]+)?def[ \t]+{re.escape(m)}\b", re.M) for m in methods]
+        while todo:
+            for sub, path in self._class_headers.get(todo.pop(), ()):
+                if any(d.search(self._text_of.get(path, "")) for d in defs):
+                    files.add(path)
+                if sub not in seen:
+                    seen.add(sub)
+                    todo.append(sub)
+        return sorted(files)
 
     def root_of(self, path: Path) -> SourceRoot | None:
         for root in self.roots:

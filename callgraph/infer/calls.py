@@ -179,7 +179,7 @@ class CallModel:
         """An object called: an overriding `__call__`, else a torch module's `forward`."""
         cm = self.ev.classes
         out: set[Value] = set()
-        classes = [v.qual] + ([] if v.exact else cm.subclasses(v.qual))
+        classes = [v.qual] + ([] if v.exact else cm.overriders(v.qual, ("__call__", "forward")))
         for i, qual in enumerate(classes):
             inst = v if i == 0 else VInst(qual)
             call = cm.method(qual, "__call__")

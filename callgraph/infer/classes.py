@@ -28,7 +28,7 @@ class ClassModel:
         self._bases: dict[str, tuple] = {}
         self._mro: dict[str, tuple] = {}
         self._attr: dict = {}
-        self._subclasses: dict[str, list[str]] | None = None
+        self._overriders: dict = {}
         self._effective: dict[str, frozenset[str]] = {}
 
     def info(self, qual: str) -> ClassInfo | None:
@@ -109,30 +109,23 @@ class ClassModel:
                 return info, info.attrs[name]
         return None
 
-    def direct_subclasses(self, qual: str) -> list[str]:
-        if self._subclasses is None:
-            self._subclasses = {}
-        if qual not in self._subclasses:
-            self._subclasses[qual] = []
-            name = qual.rsplit(".", 1)[-1]
-            p = self.ev.p
-            for path in p.files_subclassing(name):
-                mod = p.module_of_path(path)
-                if mod is None:
-                    continue
-                for q, info in list(p.classes.items()):
-                    if info.module is mod and any(isinstance(b, VClass) and b.qual == qual for b in self.bases(q)):
-                        self._subclasses[qual].append(q)
-        return self._subclasses[qual]
-
-    def subclasses(self, qual: str) -> list[str]:
-        """Every in-tree subclass, transitively (found through class headers, parsed lazily)."""
-        out, todo = [], [qual]
-        while todo:
-            for s in self.direct_subclasses(todo.pop()):
-                if s not in out:
-                    out.append(s)
-                    todo.append(s)
+    def overriders(self, qual: str, names: tuple[str, ...]) -> list[str]:
+        """In-tree subclasses of `qual` (transitively) that define one of `names` themselves:
+        the receivers a call on an instance known only by its base type may dispatch to."""
+        key = (qual, names)
+        if key in self._overriders:
+            return self._overriders[key]
+        self._overriders[key] = []
+        p = self.ev.p
+        out = []
+        for path in p.subclass_candidates(qual.rsplit(".", 1)[-1], names):
+            mod = p.module_of_path(path)
+            if mod is None:
+                continue
+            for q, info in list(p.classes.items()):
+                if info.module is mod and q != qual and any(n in info.methods for n in names) and qual in self.mro(q):
+                    out.append(q)
+        self._overriders[key] = out
         return out
 
     def effective_methods(self, qual: str) -> frozenset[str]:
@@ -226,7 +219,7 @@ class ClassModel:
                 ctx = Ctx(fn.qual, ((first_param(fn), frozenset({v})),))
                 out |= self.ev.binding_value(binding, Scope(fn.module, fn, ctx), tags)
         if not v.exact:
-            for sub in self.subclasses(v.qual):
+            for sub in self.overriders(v.qual, (attr,)):
                 sfound = self.method(sub, attr)
                 if sfound is not None and sfound[1] == sub:
                     tags.add("class-hierarchy")
