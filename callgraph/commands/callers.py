@@ -1,0 +1,80 @@
+"""`callgraph callers TARGET` and `callgraph callees ENTRY`: who reaches a function, and what a
+function reaches.
+
+`callers` is a question about every function of the tree, so it walks the whole-tree graph
+(`Analysis.export()`, cached per file) backwards; `callees` is demand-driven from its entry
+(`Analysis.callees`). Both print one name a line, or the graph vocabulary with `--json`.
+"""
+from __future__ import annotations
+
+import json
+
+import click
+
+from .export import open_analysis, tree_options
+
+
+@click.command()
+@click.argument("target")
+@tree_options
+@click.option("--entries-only", is_flag=True, help="Only callers that nobody calls (entry points).")
+@click.option("--paths", is_flag=True, help="One shortest witness path from each caller.")
+@click.option("--depth", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Only callers within N hops (1: direct callers); default: all.")
+@click.option("--json", "as_json", is_flag=True, help="Print the graph vocabulary as JSON.")
+def callers(target, roots, package, binds, cache_dir, no_cache, entries_only, paths, depth, as_json) -> int:
+    """Every function that reaches TARGET."""
+    from .. import graphquery as gq
+
+    analysis = open_analysis(roots, package, binds, cache_dir, no_cache)
+    name = analysis.resolve(target)
+    whole = analysis.export()
+    if name not in {n.name for n in whole.nodes}:  # a function nobody calls and outside the scope
+        from dataclasses import replace
+
+        whole = replace(whole, nodes=whole.nodes + (analysis.node(name),))
+    if as_json:
+        data = gq.callers_view(whole, name, depth, entries_only).to_json()
+        if paths:
+            data["paths"] = {k: [h.__dict__ | {"via": list(h.via)} for h in v]
+                             for k, v in _paths(gq, whole, name, depth, entries_only).items()}
+        click.echo(json.dumps(data, indent=2))
+        return 0
+    found = gq.callers(whole, name, depth, entries_only)
+    witness = _paths(gq, whole, name, depth, entries_only) if paths else {}
+    click.echo(f"{len(found)} function(s) reach {name}" + (" (entry points only)" if entries_only else ""),
+               err=True)
+    for q in found:
+        click.echo(q)
+        for h in witness.get(q, ()):
+            click.echo(f"  → {h.callee}   {h.site}   [{h.rule}]")
+    return 0
+
+
+def _paths(gq, whole, name, depth, entries_only):
+    keep = set(gq.callers(whole, name, depth, entries_only))
+    return {k: v for k, v in gq.witness_paths(whole, name, depth).items() if k in keep}
+
+
+@click.command()
+@click.argument("entry")
+@tree_options
+@click.option("--depth", type=click.IntRange(min=0), default=None, metavar="N",
+              help="Calls followed from ENTRY, in hops; default: everything reachable.")
+@click.option("--json", "as_json", is_flag=True, help="Print the graph vocabulary as JSON.")
+def callees(entry, roots, package, binds, cache_dir, no_cache, depth, as_json) -> int:
+    """Every function reachable from ENTRY (within --depth hops)."""
+    from .. import graphquery as gq
+
+    analysis = open_analysis(roots, package, binds, cache_dir, no_cache)
+    view = analysis.callees(analysis.resolve(entry), depth)
+    if as_json:
+        click.echo(json.dumps(view.to_json(), indent=2))
+        return 0
+    names = sorted(gq.reachable(view, view.entry, depth) - {view.entry})
+    click.echo(f"{len(names)} function(s) reachable from {view.entry}"
+               + (f" within {depth} hop(s)" if depth is not None else "")
+               + f"; {len(view.unresolved)} unresolved call site(s)", err=True)
+    for q in names:
+        click.echo(q)
+    return 0

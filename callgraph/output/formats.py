@@ -1,0 +1,149 @@
+"""A call graph (`GraphView`) as a file: json, pycg, graphml, dot; and read back.
+
+Output formats live apart from the analysis (PyCG's best habit): everything here is a pure
+function of a `GraphView`, so `export`, `callers --json` and the benchmark share one writer and
+the round-trip tests need no engine. Writing is atomic (a temp file beside the output, renamed
+over it), so a killed export never leaves a half-written graph where a consumer reads it.
+
+`dot` is written as plain DOT text here, not through `callgraph.render`: a whole-tree export has
+tens of thousands of nodes, and the renderer's scene (cap, clusters, entry/target roles) is made
+for a readable neighbourhood, not a complete graph. Use `callgraph graph` for a picture.
+"""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from ..errors import CallgraphError
+from ..model import GraphView, Hop, Node, Unresolved
+
+FORMATS = ("json", "pycg", "graphml", "dot")
+
+
+class FormatError(CallgraphError):
+    """An unknown output format, or a graph file that cannot be read back."""
+
+
+# -- json: the DESIGN.md graph vocabulary --------------------------------------------------
+def to_json_text(view: GraphView) -> str:
+    return json.dumps(view.to_json(), indent=2) + "\n"
+
+
+def view_from_json(data: dict[str, Any]) -> GraphView:
+    """The inverse of `GraphView.to_json()`."""
+    try:
+        return GraphView(
+            root=tuple(data.get("root", ())), entry=data.get("entry", ""),
+            tool_version=data.get("tool_version", ""),
+            nodes=tuple(Node(n["name"], n.get("file", ""), int(n.get("line", 0))) for n in data["nodes"]),
+            edges=tuple(Hop(e["caller"], e["callee"], e.get("site", ""), e.get("expr", ""),
+                            e.get("rule", ""), tuple(e.get("via", ()))) for e in data["edges"]),
+            unresolved=tuple(Unresolved(u.get("caller", ""), u["site"], u.get("expr", ""), u.get("why", ""))
+                             for u in data.get("unresolved", ())),
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise FormatError(f"not a callgraph JSON graph: missing or bad {exc}") from None
+
+
+# -- graphml: networkx, edge attributes site/rule/expr -------------------------------------
+def to_networkx(view: GraphView):
+    """A MultiDiGraph: nodes carry file/line, edges site/rule/expr/via (via comma-joined), the
+    graph root/entry/tool_version and the unresolved sites (as JSON text: GraphML has no lists)."""
+    import networkx as nx
+
+    g = nx.MultiDiGraph(root=os.pathsep.join(view.root), entry=view.entry, tool_version=view.tool_version,
+                        unresolved=json.dumps([asdict(u) for u in view.unresolved]))
+    for n in view.nodes:
+        g.add_node(n.name, file=n.file, line=n.line)
+    for e in view.edges:
+        for end in (e.caller, e.callee):
+            if end not in g:
+                g.add_node(end, file="", line=0)
+        g.add_edge(e.caller, e.callee, site=e.site, rule=e.rule, expr=e.expr, via=",".join(e.via))
+    return g
+
+
+def view_from_networkx(g) -> GraphView:
+    root = g.graph.get("root", "")
+    nodes = tuple(Node(str(n), str(d.get("file", "")), int(d.get("line", 0))) for n, d in g.nodes(data=True))
+    edges = tuple(Hop(str(a), str(b), str(d.get("site", "")), str(d.get("expr", "")), str(d.get("rule", "")),
+                      tuple(v for v in str(d.get("via", "")).split(",") if v))
+                  for a, b, d in g.edges(data=True))
+    unresolved = tuple(Unresolved(**u) for u in json.loads(g.graph.get("unresolved") or "[]"))
+    return GraphView(tuple(root.split(os.pathsep)) if root else (), str(g.graph.get("entry", "")),
+                     str(g.graph.get("tool_version", "")), nodes, edges, unresolved)
+
+
+def to_graphml_text(view: GraphView) -> str:
+    import networkx as nx
+
+    return "\n".join(nx.generate_graphml(to_networkx(view))) + "\n"
+
+
+def read_graphml(path: str | Path) -> GraphView:
+    import networkx as nx
+
+    return view_from_networkx(nx.read_graphml(str(path), force_multigraph=True))
+
+
+# -- dot: plain DOT text ---------------------------------------------------------------------
+def _q(text: str) -> str:
+    return '"' + str(text).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def to_dot_text(view: GraphView) -> str:
+    """Every node (tooltip file:line) and every edge (label: rule, tooltip site and expression)."""
+    lines = ["digraph callgraph {", "  rankdir=LR;", "  node [shape=box, fontsize=10];"]
+    for n in view.nodes:
+        lines.append(f"  {_q(n.name)} [file={_q(n.file)}, line={_q(n.line)}, tooltip={_q(f'{n.file}:{n.line}')}];")
+    for e in view.edges:
+        lines.append(f"  {_q(e.caller)} -> {_q(e.callee)} [label={_q(e.rule)}, site={_q(e.site)}, "
+                     f"expr={_q(e.expr)}, rule={_q(e.rule)}, via={_q(','.join(e.via))}];")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+# -- one entry point ---------------------------------------------------------------------------
+def render(view: GraphView, fmt: str) -> str:
+    """The text of `view` in format `fmt` (one of FORMATS)."""
+    if fmt == "json":
+        return to_json_text(view)
+    if fmt == "pycg":
+        from .pycg import pycg_adjacency
+
+        return json.dumps(pycg_adjacency(view), indent=4) + "\n"
+    if fmt == "graphml":
+        return to_graphml_text(view)
+    if fmt == "dot":
+        return to_dot_text(view)
+    raise FormatError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
+
+
+def write_atomic(out: str | Path, text: str) -> Path:
+    """Write beside `out`, then rename over it: readers see the old file or the whole new one."""
+    out = Path(out)
+    if not out.parent.is_dir():
+        raise FormatError(f"cannot write {out}: folder {out.parent} does not exist")
+    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, out)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    return out
+
+
+def write_graph(view: GraphView, out: str | Path, fmt: str) -> Path:
+    return write_atomic(out, render(view, fmt))
