@@ -91,3 +91,56 @@ def fetch(spec: str) -> Path:
 if __name__ == "__main__":  # python3 tests/upstream.py sglang==0.5.23 ...
     for arg in sys.argv[1:]:
         print(fetch(arg))
+
+
+def fetch_sdist(spec: str) -> Path:
+    """Return the unpacked folder of the source distribution pinned by `spec` (`name==version`).
+
+    For upstream test data that ships only in the sdist (PyCG's micro-benchmark). Cached like the
+    wheels: `<cache>/sdists/` holds the archive, `<cache>/<name>-<version>-sdist/` its contents.
+    """
+    import tarfile
+
+    name, version = _split(spec)
+    root = cache_dir()
+    target = root / f"{_normal(name)}-{version}-sdist"
+    if target.is_dir():
+        return target
+    sdists = root / "sdists"
+    sdists.mkdir(parents=True, exist_ok=True)
+
+    def find() -> Path | None:
+        for archive in sorted(sdists.glob("*.tar.gz")):
+            stem = archive.name[: -len(".tar.gz")]
+            got_name, _, got_version = stem.rpartition("-")
+            if _normal(got_name) == _normal(name) and got_version == version:
+                return archive
+        return None
+
+    archive = find()
+    if archive is None:
+        proc = subprocess.run(
+            [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
+             "--disable-pip-version-check", "-q", spec, "-d", str(sdists)],
+            capture_output=True, text=True)
+        archive = find()
+        if proc.returncode != 0 or archive is None:
+            message = (proc.stderr or proc.stdout).strip().splitlines()
+            last = message[-1] if message else f"pip exited {proc.returncode}"
+            if any(hint in (proc.stderr + proc.stdout) for hint in _OFFLINE_HINTS):
+                raise RegistryUnavailable(f"cannot download {spec}: {last}")
+            raise RuntimeError(f"pip download {spec} failed: {last}")
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=root))
+    try:
+        with tarfile.open(archive) as tf:
+            tf.extractall(tmp, filter="data") if hasattr(tarfile, "data_filter") else tf.extractall(tmp)
+        inner = [p for p in tmp.iterdir() if p.is_dir()]
+        src = inner[0] if len(inner) == 1 else tmp
+        try:
+            src.rename(target)
+        except OSError:
+            if not target.is_dir():
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return target
