@@ -57,7 +57,8 @@ TARGETS = {"cold": {"seconds": 60, "rss_mb": 2048}, "warm": {"seconds": 10, "rss
 # -- running one process -----------------------------------------------------------------------
 def timed(argv: list[str], cwd: Path, limit: float | None, stdout: Path, stderr: Path,
           env: dict | None = None) -> dict:
-    """Run argv in its own process group; seconds, peak RSS (MB), exit status, timed out?"""
+    """Run argv in its own process group: wall seconds, CPU seconds (user + system: what the run
+    got of a shared machine), peak RSS (MB), exit status, timed out?"""
     t0 = time.perf_counter()
     with open(stdout, "wb") as out, open(stderr, "wb") as err:
         proc = subprocess.Popen(argv, cwd=cwd, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
@@ -73,7 +74,8 @@ def timed(argv: list[str], cwd: Path, limit: float | None, stdout: Path, stderr:
         time.sleep(0.1)
     proc.returncode = os.waitstatus_to_exitcode(status)  # so Popen does not wait again
     seconds = time.perf_counter() - t0
-    return {"seconds": round(seconds, 1), "rss_mb": round(usage.ru_maxrss / 1024),
+    return {"seconds": round(seconds, 1), "cpu_s": round(usage.ru_utime + usage.ru_stime, 1),
+            "rss_mb": round(usage.ru_maxrss / 1024),
             "exit": proc.returncode, "timed_out": timed_out}
 
 
@@ -233,11 +235,11 @@ def fmt(row: dict) -> str:
     edges = f"{row['edges']:>9,}" if "edges" in row else f"{'-':>9}"
     in_tree = f"{row['edges_in_tree']:>9,}" if "edges_in_tree" in row else f"{'-':>9}"
     chain = {True: "yes", False: "NO"}.get(row.get("flagship"), "-")
-    return (f"{row['tool']:10} {row['phase']:7} {row['seconds']:8.1f} {row['rss_mb']:8,} {edges} {in_tree} "
+    return (f"{row['tool']:10} {row['phase']:7} {row['seconds']:8.1f} {row['cpu_s']:8.1f} {row['rss_mb']:8,} {edges} {in_tree} "
             f"{chain:6} {row['status']}")
 
 
-HEADER = (f"{'tool':10} {'phase':7} {'seconds':>8} {'RSS MB':>8} {'edges':>9} {'in tree':>9} "
+HEADER = (f"{'tool':10} {'phase':7} {'seconds':>8} {'CPU s':>8} {'RSS MB':>8} {'edges':>9} {'in tree':>9} "
           f"{'chain':6} status")
 
 
