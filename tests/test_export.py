@@ -1,0 +1,146 @@
+"""`export` formats (read back and compared), graph queries on a GraphView, and the `export`,
+`callers` and `callees` commands on the small SGLang-shaped fixture tree."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from callgraph import graphquery as gq
+from callgraph.cli import main
+from callgraph.errors import NameNotFound
+from callgraph.model import GraphView, Hop, Node, Unresolved
+from callgraph.output import formats
+from callgraph.output.pycg import pycg_adjacency
+
+ROOT = Path(__file__).resolve().parent.parent / "fixtures" / "trees" / "sglang_mini" / "python" / "sglang" / "srt"
+MM = "sglang.srt.managers.mm_utils.general_mm_embed_routine"
+KIMI = "sglang.srt.models.kimi_k25.KimiK25ForConditionalGeneration.forward"
+DS_MODEL = "sglang.srt.models.deepseek_v2.DeepseekV2Model.forward"
+
+
+def _view() -> GraphView:
+    """a -> b -> c, a -> c (two sites), d -> c; e alone; one unresolved site in b."""
+    h = lambda a, b, line, rule="direct", via=(): Hop(a, b, f"m.py:{line}:4", f"{b}(x)", rule, via)  # noqa: E731
+    return GraphView(
+        root=("/src",), entry="", tool_version="0.1.0",
+        nodes=tuple(Node(q, "m.py", i + 1) for i, q in enumerate(["m.a", "m.b", "m.c", "m.d", "m.e"])),
+        edges=(h("m.a", "m.b", 2), h("m.a", "m.c", 3, "module-call", ("init-attribute", "mro")), h("m.a", "m.c", 4),
+               h("m.b", "m.c", 7), h("m.d", "m.c", 9)),
+        unresolved=(Unresolved("m.b", "m.py:8:4", "f()", "parameter 'f' unbound"),))
+
+
+def _canon(view: GraphView):
+    return (sorted(view.nodes, key=lambda n: n.name), sorted(view.edges, key=lambda e: (e.caller, e.site)),
+            sorted(view.unresolved, key=lambda u: u.site), view.root, view.entry, view.tool_version)
+
+
+def test_json_round_trip():
+    view = _view()
+    assert _canon(formats.view_from_json(json.loads(formats.render(view, "json")))) == _canon(view)
+
+
+def test_graphml_round_trip(tmp_path):
+    view = _view()
+    out = formats.write_graph(view, tmp_path / "g.graphml", "graphml")
+    assert _canon(formats.read_graphml(out)) == _canon(view)
+
+
+def test_dot_round_trip(tmp_path):
+    pydot = pytest.importorskip("pydot")
+    view = _view()
+    (graph,) = pydot.graph_from_dot_data(formats.render(view, "dot"))
+    uq = lambda s: s.strip('"')  # noqa: E731
+    nodes = {uq(n.get_name()) for n in graph.get_nodes() if uq(n.get_name()) not in ("node", "edge", "graph")}
+    edges = sorted((uq(e.get_source()), uq(e.get_destination()), uq(e.get("site")), uq(e.get("rule")))
+                   for e in graph.get_edges())
+    assert nodes == {n.name for n in view.nodes}
+    assert edges == sorted((e.caller, e.callee, e.site, e.rule) for e in view.edges)
+
+
+def test_pycg_round_trip_and_names(tmp_path):
+    (tmp_path / "main.py").write_text("def f():\n    g = lambda: 1\n    h = lambda: 2\n    return h()\n")
+    view = GraphView(root=(str(tmp_path),), entry="", tool_version="t",
+                     nodes=(Node("main.f", "main.py", 1), Node("main.f.<lambda:3:8>", "main.py", 3)),
+                     edges=(Hop("main.f", "main.f.<lambda:3:8>", "main.py:4:11", "h()", "direct"),
+                            Hop("main.<module>", "builtins.print", "main.py:9:0", "print()", "direct")))
+    adj = json.loads(formats.render(view, "pycg"))
+    assert adj == {"main": ["<builtin>.print"], "<builtin>.print": [], "main.f": ["main.f.<lambda2>"],
+                   "main.f.<lambda2>": []}
+    assert pycg_adjacency(view) == adj
+
+
+def test_write_is_atomic_and_checks_the_folder(tmp_path):
+    out = tmp_path / "g.json"
+    out.write_text("old")
+    formats.write_graph(_view(), out, "json")
+    assert json.loads(out.read_text())["edges"]
+    assert [p.name for p in tmp_path.iterdir()] == ["g.json"]  # no temp file left
+    with pytest.raises(formats.FormatError):
+        formats.write_graph(_view(), tmp_path / "missing" / "g.json", "json")
+    with pytest.raises(formats.FormatError):
+        formats.render(_view(), "svg")
+
+
+def test_graph_queries():
+    view = _view()
+    assert gq.callers(view, "m.c") == ["m.a", "m.b", "m.d"]
+    assert gq.callers(view, "m.c", depth=1) == ["m.a", "m.b", "m.d"]
+    assert gq.callers(view, "m.b", depth=1) == ["m.a"]
+    assert gq.callers(view, "m.c", entries_only=True) == ["m.a", "m.d"]
+    paths = gq.witness_paths(view, "m.c")
+    assert [h.callee for h in paths["m.a"]] == ["m.c"] and paths["m.a"][0].site == "m.py:3:4"
+    assert gq.reachable(view, "m.a") == {"m.a", "m.b", "m.c"}
+    assert gq.reachable(view, "m.a", depth=0) == {"m.a"}
+    assert [h.callee for h in gq.path(view, "m.a", "m.c")] == ["m.c"]
+    assert gq.path(view, "m.c", "m.a") is None
+    sub = gq.callers_view(view, "m.c")
+    assert sub.entry == "m.c" and {n.name for n in sub.nodes} == {"m.a", "m.b", "m.c", "m.d"}
+    assert [u.caller for u in sub.unresolved] == ["m.b"]
+    with pytest.raises(NameNotFound):
+        gq.callers(view, "m.zzz")
+
+
+@pytest.mark.parametrize("fmt", formats.FORMATS)
+def test_export_command(fmt, tmp_path, capsys):
+    out = tmp_path / f"g.{fmt}"
+    assert main(["export", "--root", str(ROOT), "--format", fmt, "-o", str(out), "--no-cache"]) == 0
+    assert "wrote" in capsys.readouterr().err
+    text = out.read_text()
+    if fmt == "json":
+        view = formats.view_from_json(json.loads(text))
+        assert any(e.caller == KIMI and e.callee == MM for e in view.edges)
+        assert all(e.site and e.rule for e in view.edges)
+    elif fmt == "pycg":
+        assert MM in json.loads(text)[KIMI]
+    elif fmt == "graphml":
+        assert any(e.caller == KIMI for e in formats.read_graphml(out).edges)
+    else:
+        assert text.startswith("digraph")
+
+
+def test_export_errors_exit_3(tmp_path, capsys):
+    assert main(["export", "--root", str(ROOT), "-o", str(tmp_path / "no" / "g.json")]) == 3
+    assert main(["export", "--root", str(tmp_path / "absent"), "-o", str(tmp_path / "g.json")]) == 3
+    assert "error" in capsys.readouterr().err
+
+
+def test_callers_command(capsys):
+    assert main(["callers", "DeepseekV2Model", "--root", str(ROOT), "--no-cache", "--paths"]) == 0
+    out = capsys.readouterr().out
+    assert KIMI in out.splitlines() and "→" in out
+    assert main(["callers", "DeepseekV2Model", "--root", str(ROOT), "--no-cache", "--entries-only", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["entry"] == DS_MODEL and KIMI in {n["name"] for n in data["nodes"]}
+    assert {"caller", "callee", "site", "rule"} <= set(data["edges"][0])
+
+
+def test_callees_command(capsys):
+    assert main(["callees", "KimiK25ForConditionalGeneration", "--root", str(ROOT), "--no-cache"]) == 0
+    assert DS_MODEL in capsys.readouterr().out.splitlines()
+    assert main(["callees", "KimiK25ForConditionalGeneration", "--root", str(ROOT), "--no-cache",
+                 "--depth", "1", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["entry"] == KIMI and all(e["caller"] == KIMI for e in data["edges"])
+    assert main(["callees", "NoSuchThing", "--root", str(ROOT), "--no-cache"]) == 3
