@@ -24,6 +24,11 @@ from .query import ReachInputs, reach, start_context
 from .relevance import Relevance, build_index
 from .roots import find_roots
 
+# Whole-tree export trades depth for breadth: shallower inference, fewer contexts per function.
+EXPORT_INFER_DEPTH = 6
+EXPORT_RETURN_CONTEXTS = 2
+EXPORT_CONTEXTS_PER_FUNCTION = 4
+
 
 class Analysis:
     def __init__(
@@ -164,7 +169,12 @@ class Analysis:
                 starts.append(Ctx(fn.qual))
         if self.progress:
             self.progress(f"exploring {len(starts)} functions")
-        ex = self.explorer.start_many(starts, progress=self.progress)
+        # Whole-tree mode: each function, then its callees once in the contexts its call sites
+        # bind (one level of argument binding: general_mm_embed_routine as called by each VLM).
+        ev = Evaluator(self.project, self.ev.binds, max_depth=EXPORT_INFER_DEPTH,
+                       max_return_contexts=EXPORT_RETURN_CONTEXTS)
+        explorer = Explorer(self.project, ev, max_contexts=EXPORT_CONTEXTS_PER_FUNCTION)
+        ex = explorer.start_many(starts, max_depth=2, progress=self.progress)
         edges = sorted({d["hop"] for _, _, d in ex.graph.edges(data=True)}, key=lambda h: (h.caller, h.site, h.callee))
         names = {c.fn for c in starts} | {h.caller for h in edges} | {h.callee for h in edges}
         unresolved = sorted({row[0] for row in ex.unresolved}, key=lambda u: (u.caller, u.site))

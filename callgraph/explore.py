@@ -64,9 +64,10 @@ class Exploration:
 
 
 class Explorer:
-    def __init__(self, project: Project, ev: Evaluator):
+    def __init__(self, project: Project, ev: Evaluator, max_contexts: int = MAX_CONTEXTS_PER_FUNCTION):
         self.p = project
         self.ev = ev
+        self.max_contexts = max_contexts
 
     def run(
         self,
@@ -83,14 +84,15 @@ class Explorer:
         ex.graph.add_node(start.fn)
         return self.resume(ex, [start], is_target, stop_at_first, deadline, max_depth, progress)
 
-    def start_many(self, starts: list[Ctx], progress=None) -> Exploration:
+    def start_many(self, starts: list[Ctx], max_depth: int | None = None, progress=None) -> Exploration:
         """One exploration from many entries (whole-tree export): every state once."""
         ex = Exploration(graph=nx.MultiDiGraph())
         for ctx in starts:
             ex.parents.setdefault(ctx, None)
             ex.depth.setdefault(ctx, 0)
             ex.graph.add_node(ctx.fn)
-        return self.resume(ex, list(dict.fromkeys(starts)), lambda q: False, stop_at_first=False, progress=progress)
+        return self.resume(ex, list(dict.fromkeys(starts)), lambda q: False, stop_at_first=False,
+                           max_depth=max_depth, progress=progress)
 
     def resume(self, ex: Exploration, frontier: list[Ctx], is_target, stop_at_first=True, deadline=None,
                max_depth=None, progress=None) -> Exploration:
@@ -146,7 +148,7 @@ class Explorer:
         if not ex.graph.has_edge(fn.qual, callee, key=(hop.site, rule)):
             ex.graph.add_edge(fn.qual, callee, key=(hop.site, rule), hop=hop)
         n = ex.contexts.get(callee, 0)
-        if ctx not in ex.parents and n >= MAX_CONTEXTS_PER_FUNCTION:
+        if ctx not in ex.parents and n >= self.max_contexts:
             ctx = Ctx(callee, (), ctx.closure)  # widened: parameters unbound
         if ctx != state:
             ex.ctx_edges.setdefault((state, ctx), Step(hop, node))

@@ -16,6 +16,9 @@ from ..roots import SourceRoot, parse_source, python_files
 from .scopes import Binding, ClassInfo, FuncInfo, ModuleInfo, collect_bindings, decorator_name
 
 
+MODULE_CODE = "<module>"
+
+
 class Project:
     def __init__(self, roots: list[SourceRoot], warn: Callable[[str], None] | None = None):
         self.roots = roots
@@ -173,7 +176,23 @@ class Project:
         for stmt in tree.body:
             collect_bindings(stmt, mod.globals, name, mod.package)
         self._register(tree.body, mod, name, cls=None, parent=None)
+        self._register_module_code(mod)
         return mod
+
+    def _register_module_code(self, mod: ModuleInfo) -> None:
+        """Module-level code runs at import: it is a function of its own, `mod.<module>`, whose
+        call sites are the module body's (PyCG names this caller after the module)."""
+        body = mod.tree.body
+        node = ast.FunctionDef(name=MODULE_CODE, args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[],
+                                                                   defaults=[]),
+                               body=body, decorator_list=[], returns=None, type_comment=None)
+        node.lineno, node.col_offset = 1, 0
+        node.end_lineno = body[-1].end_lineno if body else 1
+        node.end_col_offset = 0
+        qual = f"{mod.name}.{MODULE_CODE}" if mod.name else MODULE_CODE
+        fn = FuncInfo(qual=qual, name=MODULE_CODE, node=node, module=mod)
+        fn._locals = mod.globals  # the module's names are this code's locals
+        self.functions.setdefault(qual, fn)
 
     def _warn_once(self, path: Path, problem: str) -> None:
         path = path.resolve()
@@ -236,7 +255,7 @@ class Project:
             return None
         best = None
         for fn in self.functions.values():
-            if fn.module is mod and not isinstance(fn.node, ast.Lambda):
+            if fn.module is mod and not isinstance(fn.node, ast.Lambda) and fn.name != MODULE_CODE:
                 end = getattr(fn.node, "end_lineno", fn.node.lineno)
                 start = min([fn.node.lineno] + [d.lineno for d in fn.node.decorator_list])
                 if start <= line <= end and (best is None or fn.node.lineno >= best.node.lineno):

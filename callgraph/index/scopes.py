@@ -26,6 +26,8 @@ class Binding:
     - assign: `expr` is the value, `path` the position inside tuple unpacking (() for plain)
     - iter: `expr` is the iterable (for-loops, comprehensions), `path` as for assign
     - annot: `expr` is a type annotation (`x: T` with or without a value)
+    - item: `expr` was put into the container (`x.append(e)`, `x[k] = e`; path ("*",) for the
+      elements of an iterable: `x.extend(es)`); `target` is the constant key, if any
     """
 
     kind: str
@@ -201,18 +203,41 @@ def decorator_name(node: ast.expr) -> str:
     return ".".join(reversed(parts))
 
 
+# Container methods that put values in: `layers.append(Layer())`, `table.update({...})`.
+ADDING_METHODS = {"append": 0, "add": 0, "insert": 1, "setdefault": 1, "extend": "*", "update": "*", "appendleft": 0}
+
+
+def _is_self_attr(node: ast.AST, selfname: str) -> bool:
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == selfname
+
+
+def _mutation(node: ast.AST) -> tuple[ast.AST, Binding] | None:
+    """`X.append(v)` / `X[k] = v` and friends: (the container expression X, the binding)."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ADDING_METHODS:
+        pos = ADDING_METHODS[node.func.attr]
+        if pos == "*" and node.args:
+            return node.func.value, Binding("item", node.args[0], ("*",))
+        if isinstance(pos, int) and len(node.args) > pos:
+            return node.func.value, Binding("item", node.args[pos], ())
+    if isinstance(node, ast.Assign):
+        for t in node.targets:
+            if isinstance(t, ast.Subscript):
+                key = t.slice.value if isinstance(t.slice, ast.Constant) and isinstance(t.slice.value, str) else None
+                return t.value, Binding("item", node.value, (), target=key or "")
+    return None
+
+
 def _self_assignments(node: ast.AST, selfname: str) -> Iterator[tuple[str, Binding]]:
+    mutated = _mutation(node)
+    if mutated is not None and _is_self_attr(mutated[0], selfname):
+        yield mutated[0].attr, mutated[1]
     if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         if node.value is None:
             return
         for t in targets:
             for sub, path in _unpack(t, ()):
-                if (
-                    isinstance(sub, ast.Attribute)
-                    and isinstance(sub.value, ast.Name)
-                    and sub.value.id == selfname
-                ):
+                if _is_self_attr(sub, selfname):
                     yield sub.attr, Binding("assign", node.value, path)
     elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr":
         a = node.args
@@ -252,6 +277,9 @@ def _bind_target(target: ast.AST, table: dict, make) -> None:
 def collect_bindings(root: ast.AST, table: dict, scope_qual: str, package: str) -> None:
     """Bindings made in one scope (a function body or a module body), nested scopes excluded."""
     for node in walk_local(root) if not isinstance(root, ast.stmt) else _walk_stmt(root):
+        mutated = _mutation(node)
+        if mutated is not None and isinstance(mutated[0], ast.Name):
+            _add(table, mutated[0].id, mutated[1])
         if isinstance(node, ast.Assign):
             for t in node.targets:
                 _bind_target(t, table, lambda p, v=node.value: Binding("assign", v, p))

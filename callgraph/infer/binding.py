@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import FrozenSet
 
 from ..index.scopes import FuncInfo
-from .values import EMPTY, Ctx, Value, VSeq
+from .values import EMPTY, NONE, Ctx, Value, VConst, VExt, VSeq, VUnknown
 
 # Value sets larger than this are kept, but contexts stop distinguishing call sites by them:
 # the parameter is bound to the union seen so far (bounds the number of contexts per function).
@@ -77,6 +77,31 @@ def bind(fn: FuncInfo, self_val: Value | None, args: CallArgs, closure: Ctx | No
         elems = frozenset().union(*leftover.values()) if leftover else EMPTY
         binds[a.kwarg.arg] = frozenset({VSeq(elems | args.kw_star, "dict", None, items if not args.has_kw_star else None)})
     for name, vals in list(binds.items()):
+        vals = _normal(vals)
         if len(vals) > MAX_BOUND_VALUES:
-            binds[name] = frozenset(sorted(vals, key=repr)[:MAX_BOUND_VALUES])
+            vals = frozenset(sorted(vals, key=repr)[:MAX_BOUND_VALUES])
+        binds[name] = vals
     return Ctx(fn.qual, tuple(sorted(binds.items(), key=lambda kv: kv[0])), closure)
+
+
+_OPAQUE_UNKNOWN = VUnknown("argument not inferred at the call site")
+_OPAQUE_EXT = VExt("<external value>")
+
+
+def _normal(vals: FrozenSet[Value]) -> FrozenSet[Value]:
+    """Forget what cannot change a call's resolution, so callers that pass different tensors,
+    flags or literals share one context: literals other than strings, the reasons of unknown
+    values, and which external object an external value is (`torch.cat()` or `x.float()`:
+    calls on either are external alike). External classes and functions keep their names,
+    since containers and builtins are modelled by name."""
+    out = set()
+    for v in vals:
+        if isinstance(v, VUnknown):
+            out.add(_OPAQUE_UNKNOWN)
+        elif isinstance(v, VConst) and not isinstance(v.value, str):
+            out.add(NONE)
+        elif isinstance(v, VExt) and ("(" in v.name or v.name.startswith("<")):
+            out.add(_OPAQUE_EXT)
+        else:
+            out.add(v)
+    return frozenset(out)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, FrozenSet
 
 from ..index.scopes import FuncInfo
 from .binding import CallArgs, bind
-from .values import EMPTY, Ctx, Value, VClass, VExt, VFunc, VInst, VPartial, VSeq, VSeqMethod, VSuper, VUnknown
+from .values import EMPTY, Ctx, Value, VClass, VConst, VExt, VFunc, VInst, VPartial, VSeq, VSeqMethod, VSuper, VUnknown
 
 if TYPE_CHECKING:
     from .evaluator import Evaluator, Scope
@@ -65,16 +65,16 @@ class CallModel:
             return self._memo[key]
         self._memo[key] = Dispatch()  # recursion guard
         tags: set[str] = set()
-        args = self.args(node, scope, set())
         d = Dispatch()
         bound = self.ev.bound_factory(node)
         if bound is not None:  # a --bind FACTORY=CLASS names what this factory returns
             tags.add("bound")
-            d.results = self.construct(bound, args, d, tags, rule="bound")
+            d.results = self.construct(bound, self.args(node, scope, set()), d, tags, rule="bound")
             d.tags = frozenset(tags)
             self._memo[key] = d
             return d
         callee = self.ev.eval(node.func, scope, tags)
+        args = self.args(node, scope, set(), light=not any(self._wants_args(v) for v in callee))
         results: set[Value] = set()
         for v in sorted(callee, key=repr):
             results |= self.call_value(v, args, node, scope, d, tags)
@@ -83,8 +83,26 @@ class CallModel:
         self._memo[key] = d
         return d
 
-    def args(self, node: ast.Call, scope: "Scope", tags: set[str]) -> CallArgs:
+    def _wants_args(self, v: Value) -> bool:
+        """Whether the argument values matter for calling `v`: binding in-tree parameters, or a
+        modelled external (containers, partial, builtins). Other externals only need arguments
+        that may be functions handed over (callbacks), and unknown callees none."""
+        if isinstance(v, VExt):
+            from ..semantics import wants_args
+
+            return wants_args(v.name)
+        return not isinstance(v, (VUnknown, VConst))
+
+    def args(self, node: ast.Call, scope: "Scope", tags: set[str], light: bool = False) -> CallArgs:
+        """Argument values. `light`: only names, attributes and lambdas are evaluated (what a
+        callback can be); nested calls are not, since their return values are costly to infer
+        and an external callee ignores them."""
         a = CallArgs()
+        if light:
+            for arg in list(node.args) + [kw.value for kw in node.keywords]:
+                if isinstance(arg, (ast.Name, ast.Attribute, ast.Lambda)):
+                    a.pos.append(self.ev.eval(arg, scope, tags))
+            return a
         for arg in node.args:
             if isinstance(arg, ast.Starred):
                 a.has_star = True
@@ -206,6 +224,10 @@ class CallModel:
         """Values of `iter(obj)` / `obj[i]` for in-tree classes defining the protocol."""
         found = self.ev.classes.method(v.qual, name)
         if found is None:
+            from .classes import CONTAINER_BASES
+
+            if any(b in CONTAINER_BASES for b in self.ev.classes.external_bases(v.qual)):
+                return frozenset({VUnknown(f"item of a {v.qual.rsplit('.', 1)[-1]} container")})
             if self.ev.classes.external_bases(v.qual):
                 # a subclass of an external container (nn.ModuleList, list, dict...)
                 return frozenset({VExt(f"{v.qual}.{name}()")})

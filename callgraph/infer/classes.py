@@ -19,6 +19,9 @@ if TYPE_CHECKING:
 
 # Bases by which a class is a torch module (its instances called run forward).
 MODULE_BASES = ("torch.nn.Module", "torch.nn.modules.module.Module", "nn.Module")
+CONTAINER_BASES = {"builtins.dict", "builtins.list", "builtins.tuple", "builtins.set", "collections.OrderedDict",
+                   "collections.defaultdict", "collections.UserDict", "collections.UserList", "typing.Dict", "typing.List"}
+CONTAINER_ACCESS = {"__getitem__", "get", "pop", "values", "items", "__iter__", "setdefault"}
 PROPERTY_DECORATORS = ("property", "cached_property", "functools.cached_property", "abc.abstractproperty")
 
 
@@ -208,6 +211,7 @@ class ClassModel:
             if ca is not None:
                 out |= self.ev._bindings(ca[1], Scope(ca[0].module, cls=ca[0]), tags, ("clsattr", ca[0].qual, attr))
         live = self.effective_methods(v.qual)
+        items = []
         for k in self.mro(v.qual):
             info = self.info(k)
             if info is None:
@@ -217,7 +221,12 @@ class ClassModel:
                     continue  # overridden and never chained to: it does not run on this class
                 tags.add("init-attribute")
                 ctx = Ctx(fn.qual, ((first_param(fn), frozenset({v})),))
-                out |= self.ev.binding_value(binding, Scope(fn.module, fn, ctx), tags)
+                if binding.kind == "item":
+                    items.append((binding, Scope(fn.module, fn, ctx)))
+                else:
+                    out |= self.ev.binding_value(binding, Scope(fn.module, fn, ctx), tags)
+        if items:
+            out = self.ev.fill(out, items, tags)
         if not v.exact:
             for sub in self.overriders(v.qual, (attr,)):
                 sfound = self.method(sub, attr)
@@ -265,6 +274,10 @@ class ClassModel:
         if found is not None:
             fn, _ = found
             return self._bind_method(fn, v.self_val, self_cls, tags)
+        if attr in CONTAINER_ACCESS and any(b in CONTAINER_BASES for b in self.external_bases(v.cls)):
+            # a dict/list subclass reading its own items (transformers' ClassInstantier):
+            # what it holds is not tracked, so the value is unknown, never "external"
+            return frozenset({VUnknown(f"item of a {_short(v.cls)} container")})
         if attr == "__call__" and self.is_module(self_cls):
             # super().__call__(...) from an overriding __call__ runs nn.Module.__call__: forward
             fwd = self.method(self_cls, "forward")

@@ -35,7 +35,8 @@ class Scope:
 
 
 class Evaluator:
-    def __init__(self, project: Project, binds: dict[str, str] | None = None):
+    def __init__(self, project: Project, binds: dict[str, str] | None = None, max_depth: int = MAX_INFER_DEPTH,
+                 max_return_contexts: int = MAX_RETURN_CONTEXTS):
         from . import calls, classes  # local: these modules import Evaluator for typing only
 
         self.p = project
@@ -47,6 +48,8 @@ class Evaluator:
         self._attrs: dict = {}
         self._return_contexts: dict[str, int] = {}
         self._depth = 0
+        self.max_depth = max_depth
+        self.max_return_contexts = max_return_contexts
 
     # -- entry points ----------------------------------------------------------------------
     def eval(self, node: ast.AST | None, scope: Scope, tags: set[str]) -> FrozenSet[Value]:
@@ -65,7 +68,7 @@ class Evaluator:
         if key in self._returns:
             return self._returns[key]
         n = self._return_contexts.get(fn.qual, 0)
-        if n >= MAX_RETURN_CONTEXTS and ctx.binds:
+        if n >= self.max_return_contexts and ctx.binds:
             # widen: this helper was already inferred for many argument sets
             keep = tuple(b for b in ctx.binds if b[0] == first_param(fn) and fn.cls is not None)
             wide = Ctx(ctx.fn, keep, ctx.closure)
@@ -74,8 +77,8 @@ class Evaluator:
                 self._returns[key] = result
                 return result
         self._return_contexts[fn.qual] = n + 1
-        if self._depth >= MAX_INFER_DEPTH:
-            return unknown(f"inference depth limit ({MAX_INFER_DEPTH}) reached at {fn.qual}")
+        if self._depth >= self.max_depth:
+            return unknown(f"inference depth limit ({self.max_depth}) reached at {fn.qual}")
         self._depth += 1
         try:
             return self._returns_of(fn, ctx)
@@ -170,8 +173,14 @@ class Evaluator:
         self._names[key] = (EMPTY, frozenset())
         out: set[Value] = set()
         btags: set[str] = set()
+        items: list[Binding] = []
         for b in bindings:
-            out |= self.binding_value(b, scope, btags)
+            if b.kind == "item":
+                items.append(b)
+            else:
+                out |= self.binding_value(b, scope, btags)
+        if items:
+            out = self.fill(out, [(b, scope) for b in items], btags)
         result = frozenset(out)
         self._names[key] = (result, frozenset(btags))
         tags |= btags
@@ -196,6 +205,36 @@ class Evaluator:
         if b.kind == "iter":
             vals = self.iterate(vals, tags)
         return self.unpack(vals, b.path, tags) if b.path else vals
+
+    def fill(self, values: set[Value], items: list, tags: set[str]) -> set[Value]:
+        """Containers with what was put into them later (`layers.append(Layer(i))`,
+        `table["k"] = f`): flow-insensitively, every put value is an element."""
+        elems: set[Value] = set()
+        keys: list = []
+        for b, scope in items:
+            vals = self.eval(b.expr, scope, tags)
+            if b.path == ("*",):
+                vals = self.iterate(vals, tags)
+            elems |= vals
+            if b.target:
+                keys.append((b.target, _cap(vals)))
+        put = _cap(frozenset(elems))
+        out: set[Value] = set()
+        seqs = [v for v in values if isinstance(v, VSeq)]
+        for v in values:
+            if isinstance(v, VSeq):
+                merged_keys = None
+                if v.keys is not None:
+                    merged = dict(v.keys)
+                    for k, kv in keys:
+                        merged[k] = merged.get(k, frozenset()) | kv
+                    merged_keys = tuple(sorted(merged.items())) if len(keys) == len(items) else None
+                out.add(VSeq(v.elems | put, v.kind, None, merged_keys))
+            else:
+                out.add(v)
+        if not seqs:
+            out.add(VSeq(put, "list"))
+        return out
 
     def dotted(self, name: str) -> FrozenSet[Value]:
         """The value of an imported dotted name: an in-tree module, a name in one, or external."""

@@ -15,3 +15,10 @@ def external_rules():
 
     # Order matters: specific models first, the callback fallback last.
     return [partial.call, containers.call, builtins_model.call, callbacks.call]
+
+
+def wants_args(name: str) -> bool:
+    """Whether an external callee named `name` has a model here that reads its arguments."""
+    from . import builtins_model, containers, partial
+
+    return containers.container_kind(name) is not None or name in partial.NAMES or builtins_model.handles(name)

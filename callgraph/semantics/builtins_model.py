@@ -24,6 +24,12 @@ DYNAMIC = {"importlib.import_module": "a module imported by a computed name (imp
            "builtins.locals": "locals() lookup", "builtins.vars": "vars() lookup"}
 
 
+def handles(name: str) -> bool:
+    return name in PASS_FIRST or name in IDENTITY or name in DYNAMIC or name in {
+        "builtins.getattr", "builtins.super", "builtins.type", "builtins.next", "builtins.enumerate", "builtins.zip",
+        "builtins.dict", "collections.OrderedDict", "builtins.min", "builtins.max", "typing.cast"}
+
+
 def call(calls, v, args, node, scope, d, tags):
     ev = calls.ev
     name = v.name
@@ -33,7 +39,7 @@ def call(calls, v, args, node, scope, d, tags):
             if isinstance(attr, VConst) and isinstance(attr.value, str):
                 out |= ev.attribute(args.pos[0], attr.value, tags)
             else:
-                out.add(VUnknown("getattr with a name that is not a constant"))
+                out.add(VUnknown("getattr with a computed name (a registry? name the class with --bind)"))
         if len(args.pos) >= 3:
             out |= args.pos[2]
         return frozenset(out)
