@@ -173,7 +173,7 @@ class Analysis:
         # bind (one level of argument binding: general_mm_embed_routine as called by each VLM).
         ev = Evaluator(self.project, self.ev.binds, max_depth=EXPORT_INFER_DEPTH,
                        max_return_contexts=EXPORT_RETURN_CONTEXTS)
-        explorer = Explorer(self.project, ev, max_contexts=EXPORT_CONTEXTS_PER_FUNCTION)
+        explorer = Explorer(self.project, ev, max_contexts=EXPORT_CONTEXTS_PER_FUNCTION, record_external=True)
         ex = explorer.start_many(starts, max_depth=2, progress=self.progress)
         edges = sorted({d["hop"] for _, _, d in ex.graph.edges(data=True)}, key=lambda h: (h.caller, h.site, h.callee))
         names = {c.fn for c in starts} | {h.caller for h in edges} | {h.callee for h in edges}

@@ -64,10 +64,12 @@ class Exploration:
 
 
 class Explorer:
-    def __init__(self, project: Project, ev: Evaluator, max_contexts: int = MAX_CONTEXTS_PER_FUNCTION):
+    def __init__(self, project: Project, ev: Evaluator, max_contexts: int = MAX_CONTEXTS_PER_FUNCTION,
+                 record_external: bool = False):
         self.p = project
         self.ev = ev
         self.max_contexts = max_contexts
+        self.record_external = record_external  # whole-tree export: calls into external code as edges
 
     def run(
         self,
@@ -122,18 +124,14 @@ class Explorer:
                     for why in dict.fromkeys(d.unresolved):
                         ex.unresolved.append((Unresolved(fn.qual, site_of(fn, node), _expr_text(node), why),
                                               node, fn, ex.depth[state], state))
-                    for t in d.targets:
-                        callee = self.p.functions.get(t.fn)
-                        ctx = self.add_edge(ex, state, fn, node, t.fn, t.ctx, *_rule_and_via(t.rule, d.tags, callee))
-                        if ctx is None:
-                            continue
-                        if is_target(t.fn) and ex.reached is None:
-                            ex.reached = ctx
-                            if stop_at_first:
-                                ex.seconds += time.perf_counter() - t0
-                                ex.functions.add(t.fn)
-                                return ex
-                        nxt.append(ctx)
+                    if self._follow(ex, state, fn, node, d, None, is_target, nxt) and stop_at_first:
+                        ex.seconds += time.perf_counter() - t0
+                        return ex
+                for kind, node in fn.implicit_calls():
+                    d = self.ev.calls.dispatch(node, scope)
+                    if self._follow(ex, state, fn, node, d, kind, is_target, nxt) and stop_at_first:
+                        ex.seconds += time.perf_counter() - t0
+                        return ex
                 if progress and time.perf_counter() - last_report > 2.0:
                     last_report = time.perf_counter()
                     progress(f"explored {len(ex.functions)} functions, {ex.call_sites} call sites")
@@ -141,10 +139,35 @@ class Explorer:
         ex.seconds += time.perf_counter() - t0
         return ex
 
+    def _follow(self, ex: Exploration, state: Ctx, fn, node: ast.Call, d, implicit: str | None, is_target,
+                nxt: list) -> bool:
+        """Add the edges of one dispatched call; True when the target was just reached."""
+        for t in d.targets:
+            if implicit is not None and t.rule == "callback":
+                continue
+            callee = self.p.functions.get(t.fn)
+            rule, via = _rule_and_via(t.rule, d.tags, callee)
+            if implicit is not None:
+                rule, via = IMPLICIT_RULE[implicit], tuple(dict.fromkeys((rule,) + via))
+            ctx = self.add_edge(ex, state, fn, node, t.fn, t.ctx, rule, via, implicit)
+            if ctx is None:
+                continue
+            if is_target(t.fn) and ex.reached is None:
+                ex.reached = ctx
+                ex.functions.add(t.fn)
+                return True
+            nxt.append(ctx)
+        if self.record_external and implicit is None:
+            for name in d.externals:
+                hop = Hop(fn.qual, name, site_of(fn, node), _expr_text(node), "external")
+                ex.graph.add_edge(fn.qual, name, key=(hop.site, "external"), hop=hop)
+        return False
+
     def add_edge(self, ex: Exploration, state: Ctx, fn, node: ast.Call, callee: str, ctx: Ctx, rule: str,
-                 via: tuple[str, ...]) -> Ctx | None:
+                 via: tuple[str, ...], implicit: str | None = None) -> Ctx | None:
         """Record one resolved call; return the callee's context if it is new to explore."""
-        hop = Hop(fn.qual, callee, site_of(fn, node), _expr_text(node), rule, via)
+        expr = _implicit_text(implicit, node) if implicit else _expr_text(node)
+        hop = Hop(fn.qual, callee, site_of(fn, node), expr, rule, via)
         if not ex.graph.has_edge(fn.qual, callee, key=(hop.site, rule)):
             ex.graph.add_edge(fn.qual, callee, key=(hop.site, rule), hop=hop)
         n = ex.contexts.get(callee, 0)
@@ -158,6 +181,23 @@ class Explorer:
         ex.parents[ctx] = (state, Step(hop, node))
         ex.depth[ctx] = ex.depth[state] + 1
         return ctx
+
+
+IMPLICIT_RULE = {"decorate": "decorator", "raise": "constructor", "iter": "protocol"}
+
+
+def _implicit_text(kind: str, node: ast.Call) -> str:
+    try:
+        if kind == "decorate":
+            return f"@{ast.unparse(node.func)}"
+        if kind == "raise":
+            return f"raise {ast.unparse(node.func)}"
+        inner = node.func.value
+        while isinstance(inner, ast.Call):
+            inner = inner.func.value
+        return f"for ... in {ast.unparse(inner)}"[:80]
+    except Exception:  # pragma: no cover
+        return kind
 
 
 def site_of(fn, node: ast.Call) -> str:

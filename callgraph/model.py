@@ -41,6 +41,8 @@ RULES = (
     "bound",            # factory resolved by a user binding (--bind)
     "jedi",             # Jedi's goto/infer answered where the index could not
     "callback",         # an in-tree callable handed to external code, which may call it
+    "protocol",         # an implicit dunder call: for-loops call __iter__ / __next__
+    "external",         # (export only) a call into code outside the analysed roots
 )
 
 

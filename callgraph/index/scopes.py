@@ -49,6 +49,7 @@ class FuncInfo:
     _calls: list | None = None
     _returns: list | None = None
     _generator: bool | None = None
+    _implicit: list | None = None
     _params: frozenset | None = None
 
     @property
@@ -95,6 +96,33 @@ class FuncInfo:
                     n.value for n in walk_local(self.node) if isinstance(n, ast.Return) and n.value is not None
                 ]
         return self._returns
+
+    def implicit_calls(self) -> list[tuple[str, ast.Call]]:
+        """Calls the syntax makes without a call expression, as synthetic call nodes placed at
+        their source: `@dec def f` is `dec(f)`; `raise E` is `E()`; `for x in obj` calls
+        `obj.__iter__()` and then the iterator's `__next__()`. Kind: "decorate" | "raise" | "iter"."""
+        if self._implicit is None:
+            out: list[tuple[str, ast.Call]] = []
+            for node in walk_local(self.node):
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node is not self.node:
+                    fn_value: ast.expr = ast.Name(id=node.name, ctx=ast.Load())
+                    for dec in reversed(node.decorator_list):
+                        if decorator_name(dec) in NON_CALLING_DECORATORS:
+                            continue
+                        call = ast.Call(func=dec, args=[fn_value], keywords=[])
+                        out.append(("decorate", ast.copy_location(call, dec)))
+                        fn_value = call
+                elif isinstance(node, ast.Raise) and isinstance(node.exc, (ast.Name, ast.Attribute)):
+                    out.append(("raise", ast.copy_location(ast.Call(func=node.exc, args=[], keywords=[]), node.exc)))
+                elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+                    it = ast.Call(func=ast.Attribute(value=node.iter, attr="__iter__", ctx=ast.Load()), args=[], keywords=[])
+                    nxt = ast.Call(func=ast.Attribute(value=it, attr="__next__", ctx=ast.Load()), args=[], keywords=[])
+                    for c in (it, nxt):
+                        ast.copy_location(c, node.iter)
+                        ast.copy_location(c.func, node.iter)
+                        out.append(("iter", c))
+            self._implicit = out
+        return self._implicit
 
     def is_generator(self) -> bool:
         if self._generator is None:
@@ -155,6 +183,11 @@ class ModuleInfo:
     @property
     def star_imports(self) -> list[str]:
         return [b.target for b in self.globals.get("*", ())]
+
+
+# Decorators that Python applies but that are modelled as the def itself (no call edge).
+NON_CALLING_DECORATORS = {"staticmethod", "classmethod", "property", "abstractmethod", "abc.abstractmethod",
+                          "functools.wraps", "wraps", "overload", "typing.overload", "override", "typing.override"}
 
 
 def first_param(fn: FuncInfo) -> str | None:

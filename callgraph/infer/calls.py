@@ -31,6 +31,7 @@ class Dispatch:
     targets: list[Target] = field(default_factory=list)
     returning: list[Target] = field(default_factory=list)  # targets whose return values are the call's
     full: FrozenSet[Value] | None = None     # results | their returns, computed on first use
+    externals: list[str] = field(default_factory=list)  # external functions/classes called, by name
     unresolved: list[str] = field(default_factory=list)  # why, for unknown callee values
     tags: frozenset = frozenset()                         # rules that typed the receiver
 
@@ -154,6 +155,8 @@ class CallModel:
                 out |= self.call_value(elem, args, node, scope, d, tags)
             return frozenset(out)
         if isinstance(v, VExt):
+            if "(" not in v.name and not v.name.startswith("<"):
+                d.externals.append(v.name)
             for rule in self.rules:
                 handled = rule(self, v, args, node, scope, d, tags)
                 if handled is not None:
@@ -179,11 +182,12 @@ class CallModel:
         return EMPTY
 
     def construct(self, qual: str, args: CallArgs, d: Dispatch, tags: set[str], rule: str = "constructor") -> FrozenSet[Value]:
-        inst = VInst(qual)
         cm = self.ev.classes
         new = cm.method(qual, "__new__")
         init = cm.method(qual, "__init__")
+        inst = VInst(qual)
         if init is not None:
+            inst = VInst(qual, True, init_bindings(init[0], args))
             self.invoke(init[0], inst, args, None, rule, d, returning=False)
         if new is not None:
             ctx = bind(new[0], VClass(qual), args, None)
@@ -234,4 +238,47 @@ class CallModel:
             return frozenset({VUnknown(f"{v.qual.rsplit('.', 1)[-1]} has no {name}")})
         fn = found[0]
         vals = self.ev.returns(fn, bind(fn, v, CallArgs(), None))
-        return self.ev.iterate(vals, tags) if iterate else vals
+        if not iterate:
+            return vals
+        # iter(obj) gives an iterator; its elements are what the iterator's __next__ returns
+        # (an iterator's __iter__ returns itself: asking it again would never end).
+        out: set[Value] = set()
+        for it in vals:
+            if isinstance(it, VInst):
+                nxt = self.ev.classes.method(it.qual, "__next__")
+                if nxt is not None:
+                    out |= self.ev.returns(nxt[0], bind(nxt[0], it, CallArgs(), None))
+                else:
+                    out.add(VUnknown(f"iterator {it.qual.rsplit('.', 1)[-1]} has no __next__"))
+            else:
+                out |= self.ev.iterate(frozenset({it}), tags)
+        return frozenset(out)
+
+
+def init_bindings(init: FuncInfo, args: CallArgs) -> tuple:
+    """The in-tree objects an __init__ call binds to its parameters (not `self`): what an
+    instance remembers of its construction. Only objects that calls can dispatch on are kept
+    (modules, functions, classes, containers of them), one level deep, so instances built
+    with different tensors or configs stay one value."""
+    ctx = bind(init, _PLACEHOLDER, args, None)
+    selfname = (init.node.args.posonlyargs + init.node.args.args)[0].arg if (init.node.args.posonlyargs + init.node.args.args) else None
+    out = []
+    for name, vals in ctx.binds:
+        if name == selfname:
+            continue
+        kept = frozenset(_shallow(v) for v in vals if isinstance(v, (VInst, VFunc, VClass, VPartial)) or
+                         (isinstance(v, VSeq) and any(isinstance(e, (VInst, VFunc, VClass)) for e in v.elems)))
+        if kept:
+            out.append((name, kept))
+    return tuple(out)
+
+
+def _shallow(v: Value) -> Value:
+    if isinstance(v, VInst) and v.init:
+        return VInst(v.qual, v.exact)
+    if isinstance(v, VSeq):
+        return VSeq(frozenset(_shallow(e) for e in v.elems), v.kind)
+    return v
+
+
+_PLACEHOLDER = VConst("<self>")

@@ -211,6 +211,7 @@ class ClassModel:
             if ca is not None:
                 out |= self.ev._bindings(ca[1], Scope(ca[0].module, cls=ca[0]), tags, ("clsattr", ca[0].qual, attr))
         live = self.effective_methods(v.qual)
+        init = self.method(v.qual, "__init__") if v.init else None  # the __init__ given v.init
         items = []
         for k in self.mro(v.qual):
             info = self.info(k)
@@ -220,7 +221,10 @@ class ClassModel:
                 if fn.qual not in live:
                     continue  # overridden and never chained to: it does not run on this class
                 tags.add("init-attribute")
-                ctx = Ctx(fn.qual, ((first_param(fn), frozenset({v})),))
+                binds = ((first_param(fn), frozenset({v})),)
+                if v.init and init is not None and fn is init[0]:
+                    binds = tuple(sorted(binds + v.init, key=lambda kv: kv[0]))
+                ctx = Ctx(fn.qual, binds)
                 if binding.kind == "item":
                     items.append((binding, Scope(fn.module, fn, ctx)))
                 else:

@@ -30,6 +30,9 @@ class VInst(Value):
 
     qual: str
     exact: bool = True
+    # The arguments its __init__ was called with (object sensitivity, one level): what
+    # `self.model = model` in __init__ stores, for `Wrapper(model=DeepseekV2Model(...))`.
+    init: Tuple[Tuple[str, FrozenSet["Value"]], ...] = ()
 
 
 @dataclass(frozen=True)
