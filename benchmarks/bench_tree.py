@@ -279,6 +279,7 @@ def main() -> int:
                 print(fmt(row), flush=True)
                 if row.get("missing"):
                     print(f"{'':16} missing: {'; '.join(row['missing'])}", flush=True)
+                    print(f"{'':16} instead: {'; '.join(row['instead'])}", flush=True)
             rows.extend(new)
             if ns.json:
                 Path(ns.json).write_text(json.dumps({"meta": meta, "rows": rows}, indent=2))

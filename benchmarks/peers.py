@@ -124,9 +124,25 @@ def in_tree(tool: str, edges: Edges, prefix: str = "sglang.srt") -> int:
     return sum(1 for a, b in edges if a.startswith(mark) and b.startswith(mark))
 
 
+def instead(tool: str, edges: Edges, chain: Iterable[tuple[str, str]] = FLAGSHIP) -> list[str]:
+    """For each missing link a -> Class.m: what the tool has from a into Class (e.g. Class.__init__),
+    and how many callees a has at all, to tell a wrong target from no resolution."""
+    chain = list(chain)
+    names = chain_names(tool, chain)
+    out = []
+    for (a, b), (module, path) in zip(zip(names, names[1:]), chain[1:]):
+        if (a, b) in edges:
+            continue
+        callees = sorted(c for x, c in edges if x == a)
+        owner = tool_name(tool, module, path.rsplit(".", 1)[0]) if "." in path else b
+        near = [c for c in callees if c != b and c.startswith(owner)]
+        out.append(f"{a} has {len(callees)} callee(s)" + (f", into the class: {', '.join(near)}" if near else ""))
+    return out
+
+
 def summarize(tool: str, text: str) -> dict:
     """Edge counts and the chain verdict of one output text."""
     edges = PARSERS[tool](text)
     missing = missing_links(tool, edges)
     return {"edges": len(edges), "edges_in_tree": in_tree(tool, edges), "flagship": not missing,
-            "missing": [f"{a} -> {b}" for a, b in missing]}
+            "missing": [f"{a} -> {b}" for a, b in missing], "instead": instead(tool, edges)}

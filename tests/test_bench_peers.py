@@ -26,11 +26,12 @@ M_INIT = "sglang.srt.models.deepseek_v2.DeepseekV2Model.__init__"
 def test_adjacency_json_pycg_and_jarviscg():
     full = json.dumps({K: [G, "<builtin>.len"], G: [C], C: [M, "torch.cat"], M: []})
     s = peers.summarize("pycg", full)
-    assert s == {"edges": 5, "edges_in_tree": 3, "flagship": True, "missing": []}
+    assert s == {"edges": 5, "edges_in_tree": 3, "flagship": True, "missing": [], "instead": []}
     # jarviscg's miss: `self.model(...)` read as a constructor call; __init__ is not forward.
     ctor = json.dumps({K: [G], G: [C], C: [M_INIT]})
     s = peers.summarize("jarviscg", ctor)
     assert not s["flagship"] and s["missing"] == [f"{C} -> {M}"]
+    assert s["instead"] == [f"{C} has 1 callee(s), into the class: {M_INIT}"]
 
 
 def test_pyan_dot_uses_only_and_safe_labels():
@@ -43,7 +44,7 @@ def test_pyan_dot_uses_only_and_safe_labels():
               '[style="dashed",  color="#838b8b"];',  # a defines edge: not a call
               f'    "{ids[1]}" -> "len" [style="solid",  color="#000000"];', "}"]
     s = peers.summarize("pyan3", "\n".join(lines))
-    assert s == {"edges": 4, "edges_in_tree": 3, "flagship": True, "missing": []}
+    assert s == {"edges": 4, "edges_in_tree": 3, "flagship": True, "missing": [], "instead": []}
     without_last = "\n".join(ln for ln in lines if not ln.strip().startswith(f'"{ids[2]}" -> "{ids[3]}"'))
     assert peers.summarize("pyan3", without_last)["missing"] == [f"{ids[2]} -> {ids[3]}"]
 
@@ -72,7 +73,7 @@ def test_ours_graphview_json():
     data = {"root": ["/r"], "entry": "", "tool_version": "0", "nodes": [], "unresolved": [],
             "edges": [{"caller": a, "callee": b, **edge} for a, b in ((K, G), (G, C), (C, M), (C, M))]}
     assert peers.summarize("ours", json.dumps(data)) == {"edges": 3, "edges_in_tree": 3, "flagship": True,
-                                                         "missing": []}
+                                                         "missing": [], "instead": []}
 
 
 def test_unknown_tool():
