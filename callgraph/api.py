@@ -25,7 +25,7 @@ from .relevance import Relevance, build_index
 from .roots import find_roots
 
 # Whole-tree export trades depth for breadth: shallower inference, fewer contexts per function.
-EXPORT_INFER_DEPTH = 6
+EXPORT_INFER_DEPTH = 4
 EXPORT_RETURN_CONTEXTS = 2
 EXPORT_CONTEXTS_PER_FUNCTION = 4
 

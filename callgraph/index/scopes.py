@@ -50,6 +50,7 @@ class FuncInfo:
     _returns: list | None = None
     _generator: bool | None = None
     _implicit: list | None = None
+    _special: list | None = None
     _params: frozenset | None = None
 
     @property
@@ -81,20 +82,35 @@ class FuncInfo:
                 collect_bindings(stmt, self._locals, self.qual, self.module.package)
         return self._locals
 
+    def _scan(self) -> None:
+        """One walk over the body: call sites, returns, yields and implicit-call statements."""
+        calls, returns, special = [], [], []
+        generator = False
+        for n in walk_local(self.node):
+            if isinstance(n, ast.Call):
+                calls.append(n)
+            elif isinstance(n, ast.Return):
+                if n.value is not None:
+                    returns.append(n.value)
+            elif isinstance(n, (ast.Yield, ast.YieldFrom)):
+                generator = True
+            elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Raise, ast.For, ast.AsyncFor,
+                                ast.comprehension)):
+                special.append(n)
+        calls.sort(key=lambda c: (c.lineno, c.col_offset))
+        self._calls = calls
+        self._returns = [self.node.body] if isinstance(self.node, ast.Lambda) else returns
+        self._generator = generator and not isinstance(self.node, ast.Lambda)
+        self._special = special
+
     def calls(self) -> list[ast.Call]:
         if self._calls is None:
-            self._calls = [n for n in walk_local(self.node) if isinstance(n, ast.Call)]
-            self._calls.sort(key=lambda c: (c.lineno, c.col_offset))
+            self._scan()
         return self._calls
 
     def returns(self) -> list[ast.expr]:
         if self._returns is None:
-            if isinstance(self.node, ast.Lambda):
-                self._returns = [self.node.body]
-            else:
-                self._returns = [
-                    n.value for n in walk_local(self.node) if isinstance(n, ast.Return) and n.value is not None
-                ]
+            self._scan()
         return self._returns
 
     def implicit_calls(self) -> list[tuple[str, ast.Call]]:
@@ -103,7 +119,9 @@ class FuncInfo:
         `obj.__iter__()` and then the iterator's `__next__()`. Kind: "decorate" | "raise" | "iter"."""
         if self._implicit is None:
             out: list[tuple[str, ast.Call]] = []
-            for node in walk_local(self.node):
+            if self._special is None:
+                self._scan()
+            for node in self._special:
                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node is not self.node:
                     fn_value: ast.expr = ast.Name(id=node.name, ctx=ast.Load())
                     for dec in reversed(node.decorator_list):
@@ -126,7 +144,7 @@ class FuncInfo:
 
     def is_generator(self) -> bool:
         if self._generator is None:
-            self._generator = any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in walk_local(self.node))
+            self._scan()
         return self._generator
 
     def param_names(self) -> frozenset[str]:

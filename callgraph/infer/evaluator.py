@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import FrozenSet, Iterable
 
 from ..index.project import Project
-from ..index.scopes import Binding, ClassInfo, FuncInfo, ModuleInfo, first_param
-from .values import EMPTY, NONE, Ctx, Value, VClass, VConst, VExt, VFunc, VInst, VModule, VSeq, VSeqMethod, VSuper, VUnknown, unknown
+from ..index.scopes import Binding, ClassInfo, FuncInfo, ModuleInfo, decorator_name, first_param
+from .values import EMPTY, NONE, Ctx, Value, VClass, VConst, VExt, VFunc, VInst, VModule, VPartial, VSeq, VSeqMethod, VSuper, VUnknown, unknown
 
 BUILTIN_NAMES = frozenset(dir(builtins))
 # Nesting depth of containers kept (a list of lists of layers is still precise).
@@ -192,7 +192,10 @@ class Evaluator:
             if fn is None:
                 return unknown(f"definition {b.target} not indexed")
             closure = scope.ctx if scope.fn is not None else None
-            return frozenset({VFunc(fn.qual, None, closure)})
+            value = frozenset({VFunc(fn.qual, None, closure)})
+            if fn.decorators and fn.cls is None:
+                value = self.decorated(fn, value, scope, tags)
+            return value
         if b.kind == "class":
             return frozenset({VClass(b.target)})
         if b.kind == "import":
@@ -235,6 +238,35 @@ class Evaluator:
         if not seqs:
             out.add(VSeq(put, "list"))
         return out
+
+    def decorated(self, fn: FuncInfo, value: FrozenSet[Value], scope: Scope, tags: set[str]) -> FrozenSet[Value]:
+        """The name a decorated def binds: each in-tree decorator's return value, applied
+        innermost first. External decorators (`@torch.no_grad()`, `@functools.lru_cache`) and
+        in-tree ones whose result is not an in-tree callable keep the function itself."""
+        from ..index.scopes import NON_CALLING_DECORATORS
+        from .binding import CallArgs
+        from .calls import Dispatch
+
+        for dec in reversed(fn.node.decorator_list):
+            if decorator_name(dec) in NON_CALLING_DECORATORS:
+                continue
+            dvals = self.eval(dec, scope, set())
+            if not any(isinstance(d, (VFunc, VClass)) for d in dvals):
+                continue
+            d = Dispatch()
+            out: set[Value] = set()
+            for dv in dvals:
+                if isinstance(dv, (VFunc, VClass)):
+                    out |= self.calls.call_value(dv, CallArgs([value]), dec, scope, d, set())
+            for t in d.returning:
+                target = self.p.functions.get(t.fn)
+                if target is not None:
+                    out |= self.returns(target, t.ctx)
+            made = frozenset(v for v in out if isinstance(v, (VFunc, VInst, VPartial)))
+            if made:
+                tags.add("decorator")
+                value = made
+        return value
 
     def dotted(self, name: str) -> FrozenSet[Value]:
         """The value of an imported dotted name: an in-tree module, a name in one, or external."""
