@@ -27,15 +27,9 @@ from callgraph.api import Analysis  # noqa: E402
 
 T = "transformers."
 # runtime edge (caller, callee) -> the engine gap: neither an edge nor an unresolved site today.
-KNOWN_MISSES = {
-    (T + "models.llama.modeling_llama.LlamaMLP.forward", T + "activations.SiLUActivation.forward"):
-        "self.act_fn = ACT2FN[config.hidden_act]: a dict subclass whose __getitem__ instantiates a "
-        "class; the call self.act_fn(x) is dropped silently",
-    (T + "models.clip.modeling_clip.CLIPMLP.forward", T + "activations.QuickGELUActivation.forward"):
-        "ACT2FN[...] as above",
-    (T + "models.llava.modeling_llava.LlavaMultiModalProjector.forward", T + "activations.GELUActivation.forward"):
-        "ACT2FN[...] as above",
-}
+# ACT2FN[...] (a dict subclass whose __getitem__ instantiates a class) used to be dropped silently;
+# it is now an unresolved site with its reason. No known misses remain.
+KNOWN_MISSES: dict[tuple[str, str], str] = {}
 
 
 def _defining_forward(cls) -> str | None:
