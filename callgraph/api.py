@@ -28,6 +28,7 @@ from .roots import find_roots
 EXPORT_INFER_DEPTH = 4
 EXPORT_RETURN_CONTEXTS = 2
 EXPORT_CONTEXTS_PER_FUNCTION = 4
+RECURSION_LIMIT = 20000
 
 
 class Analysis:
@@ -42,6 +43,9 @@ class Analysis:
         warn: Callable[[str], None] | None = None,
     ):
         self.progress = progress
+        # Nested inference recurses through evaluate/attribute/call frames; the limits in
+        # docs/rules.md bound it, this leaves them room on deeply nested analysed code.
+        sys.setrecursionlimit(max(sys.getrecursionlimit(), RECURSION_LIMIT))
         self.source_roots = find_roots(list(roots), package)
         self.project = Project(self.source_roots, warn=warn or (lambda m: print(f"callgraph: warning: {m}", file=sys.stderr)))
         if not self.project.scope_files():

@@ -72,6 +72,10 @@ def main(argv: list[str] | None = None) -> int:
     except click.ClickException as exc:
         exc.show()
         return int(ExitCode.ERROR)
+    except RecursionError:
+        click.echo("callgraph: error: the analysis went deeper than Python's recursion limit; "
+                   "this is a bug in callgraph, please report it with the command line", err=True)
+        return int(ExitCode.ERROR)
     except KeyboardInterrupt:
         click.echo("callgraph: interrupted", err=True)
         return 130
