@@ -161,6 +161,15 @@ class Analysis:
         any subclass), and on into the contexts its calls bind, sharing one exploration."""
         from .infer.values import Ctx, VInst
 
+        key = key_of(__version__, "export", sorted(self.ev.binds.items()), self.roots, self._scope_digest())
+        hit = self.cache.get("export", key)
+        if hit is not None and self._still_valid(hit.get("read", {})):
+            return GraphView.from_json(hit["graph"])
+        view = self._export(Ctx, VInst)
+        self.cache.put("export", key, {"graph": view.to_json(), "read": dict(self.project.hashes)})
+        return view
+
+    def _export(self, Ctx, VInst) -> GraphView:
         self.project.load_all(self.progress)
         starts = []
         scope_paths = {p.resolve() for p in self.project.scope_files()}

@@ -167,6 +167,18 @@ class GraphView:
     edges: tuple[Edge, ...]
     unresolved: tuple[Unresolved, ...] = ()
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "GraphView":
+        return cls(
+            root=tuple(data.get("root", ())),
+            entry=data.get("entry", ""),
+            tool_version=data.get("tool_version", ""),
+            nodes=tuple(Node(n["name"], n.get("file", ""), n.get("line", 0)) for n in data.get("nodes", ())),
+            edges=tuple(_hop(e) for e in data.get("edges", ())),
+            unresolved=tuple(Unresolved(u.get("caller", ""), u["site"], u.get("expr", ""), u.get("why", ""))
+                             for u in data.get("unresolved", ())),
+        )
+
     def to_json(self) -> dict[str, Any]:
         return {
             "root": list(self.root),
