@@ -17,17 +17,13 @@ from .errors import BindingError, RootError
 from .explore import Explorer
 from .index.lookup import Resolved, resolve
 from .index.project import Project
-from .index.scopes import first_param
 from .infer.evaluator import Evaluator
 from .model import GraphView, Node, Proof, Unresolved
 from .query import ReachInputs, reach, start_context
 from .relevance import Relevance, build_index
 from .roots import find_roots
+from .whole_tree import whole_tree
 
-# Whole-tree export trades depth for breadth: shallower inference, fewer contexts per function.
-EXPORT_INFER_DEPTH = 4
-EXPORT_RETURN_CONTEXTS = 2
-EXPORT_CONTEXTS_PER_FUNCTION = 4
 RECURSION_LIMIT = 8000
 
 
@@ -159,41 +155,13 @@ class Analysis:
         """The call graph of the whole tree: every function and method of the scope as a node,
         every resolved edge. Each function is explored as an entry (parameters unbound, `self`
         any subclass), and on into the contexts its calls bind, sharing one exploration."""
-        from .infer.values import Ctx, VInst
-
         key = key_of(__version__, "export", sorted(self.ev.binds.items()), self.roots, self._scope_digest())
         hit = self.cache.get("export", key)
         if hit is not None and self._still_valid(hit.get("read", {})):
             return GraphView.from_json(hit["graph"])
-        view = self._export(Ctx, VInst)
+        view = whole_tree(self.project, self.ev.binds, self.roots, self.node, self.progress)
         self.cache.put("export", key, {"graph": view.to_json(), "read": dict(self.project.hashes)})
         return view
-
-    def _export(self, Ctx, VInst) -> GraphView:
-        self.project.load_all(self.progress)
-        starts = []
-        scope_paths = {p.resolve() for p in self.project.scope_files()}
-        for fn in list(self.project.functions.values()):
-            if fn.name == "<lambda>" or fn.module.path not in scope_paths:
-                continue
-            if fn.cls is not None and fn.kind not in ("staticmethod", "classmethod") and first_param(fn):
-                starts.append(Ctx(fn.qual, ((first_param(fn), frozenset({VInst(fn.cls.qual, exact=False)})),)))
-            else:
-                starts.append(Ctx(fn.qual))
-        if self.progress:
-            self.progress(f"exploring {len(starts)} functions")
-        # Whole-tree mode: each function, then its callees once in the contexts its call sites
-        # bind (one level of argument binding: general_mm_embed_routine as called by each VLM).
-        ev = Evaluator(self.project, self.ev.binds, max_depth=EXPORT_INFER_DEPTH,
-                       max_return_contexts=EXPORT_RETURN_CONTEXTS)
-        explorer = Explorer(self.project, ev, max_contexts=EXPORT_CONTEXTS_PER_FUNCTION, record_external=True)
-        ex = explorer.start_many(starts, max_depth=2, progress=self.progress)
-        edges = sorted({d["hop"] for _, _, d in ex.graph.edges(data=True)}, key=lambda h: (h.caller, h.site, h.callee))
-        names = {c.fn for c in starts} | {h.caller for h in edges} | {h.callee for h in edges}
-        unresolved = sorted({row[0] for row in ex.unresolved}, key=lambda u: (u.caller, u.site))
-        return GraphView(root=self.roots, entry="", tool_version=__version__,
-                         nodes=tuple(self.node(n) for n in sorted(names)), edges=tuple(edges),
-                         unresolved=tuple(unresolved))
 
     # -- cache validation ------------------------------------------------------------------
     def _scope_digest(self) -> str:

@@ -1,0 +1,79 @@
+"""Whole-tree call graph (export, callers): every function of the scope as an entry.
+
+Context-insensitive by nature, but not blind to arguments: pass one resolves every function
+with its parameters unbound and records, for each callee, what each call site binds; pass two
+resolves each callee once more with the union of those bindings. So `general_mm_embed_routine`
+gets an edge to the `forward` of every language model any VLM passes it (what a whole-program
+graph must say), at the cost of two visits per function, not one per caller.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from . import __version__
+from .explore import Explorer
+from .index.project import Project
+from .index.scopes import first_param
+from .infer.evaluator import Evaluator
+from .infer.values import Ctx, VInst
+from .model import GraphView
+
+# Whole-tree mode trades depth for breadth: shallower return inference, fewer argument sets.
+EXPORT_INFER_DEPTH = 4
+EXPORT_RETURN_CONTEXTS = 2
+# Closures (lambdas, nested defs) keep their own contexts: at most this many each.
+EXPORT_CLOSURE_CONTEXTS = 4
+# A parameter's union over all callers keeps at most this many values.
+EXPORT_UNION_VALUES = 256
+
+
+def whole_tree(project: Project, binds: dict[str, str], roots: tuple[str, ...], node,
+               progress: Callable[[str], None] | None = None) -> GraphView:
+    project.load_all(progress)
+    scope_paths = {p.resolve() for p in project.scope_files()}
+    starts = []
+    for fn in list(project.functions.values()):
+        if fn.name == "<lambda>" or fn.module.path not in scope_paths:
+            continue
+        if fn.cls is not None and fn.kind not in ("staticmethod", "classmethod") and first_param(fn):
+            starts.append(Ctx(fn.qual, ((first_param(fn), frozenset({VInst(fn.cls.qual, exact=False)})),)))
+        else:
+            starts.append(Ctx(fn.qual))
+    if progress:
+        progress(f"resolving {len(starts)} functions")
+    ev = Evaluator(project, binds, max_depth=EXPORT_INFER_DEPTH, max_return_contexts=EXPORT_RETURN_CONTEXTS)
+    explorer = Explorer(project, ev, max_contexts=10**9, record_external=True)
+    ex = explorer.start_many(starts, max_depth=1, progress=progress)
+
+    # Pass two: each callee with the union of what its callers bind; closures as they are.
+    union: dict[str, dict[str, set]] = {}
+    closures: dict[str, list[Ctx]] = {}
+    for ctx, depth in list(ex.depth.items()):
+        if depth != 1 or not (ctx.binds or ctx.closure):
+            continue
+        if ctx.closure is not None:
+            bucket = closures.setdefault(ctx.fn, [])
+            if len(bucket) < EXPORT_CLOSURE_CONTEXTS:
+                bucket.append(ctx)
+            continue
+        params = union.setdefault(ctx.fn, {})
+        for name, vals in ctx.binds:
+            params.setdefault(name, set()).update(vals)
+    second = [c for bucket in closures.values() for c in bucket]
+    for fn, params in union.items():
+        binds_ = tuple(sorted((n, frozenset(sorted(v, key=repr)[:EXPORT_UNION_VALUES])) for n, v in params.items()))
+        second.append(Ctx(fn, binds_))
+    for ctx in second:
+        ex.parents.setdefault(ctx, None)
+        ex.depth[ctx] = 0
+    if progress:
+        progress(f"resolving {len(second)} functions again with their callers' arguments")
+    explorer.resume(ex, second, lambda q: False, stop_at_first=False, max_depth=1, progress=progress)
+
+    edges = sorted({d["hop"] for _, _, d in ex.graph.edges(data=True)}, key=lambda h: (h.caller, h.site, h.callee))
+    resolved_sites = {(h.caller, h.site) for h in edges}
+    unresolved = sorted({row[0] for row in ex.unresolved if (row[0].caller, row[0].site) not in resolved_sites},
+                        key=lambda u: (u.caller, u.site))
+    names = {c.fn for c in starts} | {h.caller for h in edges} | {h.callee for h in edges}
+    return GraphView(root=roots, entry="", tool_version=__version__,
+                     nodes=tuple(node(n) for n in sorted(names)), edges=tuple(edges), unresolved=tuple(unresolved))
