@@ -52,6 +52,20 @@ def _find_wheel(wheels: Path, name: str, version: str) -> Path | None:
     return None
 
 
+def _pip_download(spec: str, dest: Path, *flags: str, found) -> None:
+    """`pip download --no-deps` into dest; RegistryUnavailable when offline, else a clear error."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "pip", "download", "--no-deps", *flags,
+         "--disable-pip-version-check", "-q", spec, "-d", str(dest)],
+        capture_output=True, text=True)
+    if proc.returncode != 0 or found() is None:
+        message = (proc.stderr or proc.stdout).strip().splitlines()
+        last = message[-1] if message else f"pip exited {proc.returncode}"
+        if any(hint in (proc.stderr + proc.stdout) for hint in _OFFLINE_HINTS):
+            raise RegistryUnavailable(f"cannot download {spec}: {last}")
+        raise RuntimeError(f"pip download {spec} failed: {last}")
+
+
 def fetch(spec: str) -> Path:
     """Return the unpacked folder of the wheel pinned by `spec` (`name==version`)."""
     name, version = _split(spec)
@@ -63,17 +77,8 @@ def fetch(spec: str) -> Path:
     wheels.mkdir(parents=True, exist_ok=True)
     wheel = _find_wheel(wheels, name, version)
     if wheel is None:
-        proc = subprocess.run(
-            [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
-             "--disable-pip-version-check", "-q", spec, "-d", str(wheels)],
-            capture_output=True, text=True)
+        _pip_download(spec, wheels, "--only-binary=:all:", found=lambda: _find_wheel(wheels, name, version))
         wheel = _find_wheel(wheels, name, version)
-        if proc.returncode != 0 or wheel is None:
-            message = (proc.stderr or proc.stdout).strip().splitlines()
-            last = message[-1] if message else f"pip exited {proc.returncode}"
-            if any(hint in (proc.stderr + proc.stdout) for hint in _OFFLINE_HINTS):
-                raise RegistryUnavailable(f"cannot download {spec}: {last}")
-            raise RuntimeError(f"pip download {spec} failed: {last}")
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=root))
     try:
         with zipfile.ZipFile(wheel) as zf:
@@ -119,17 +124,8 @@ def fetch_sdist(spec: str) -> Path:
 
     archive = find()
     if archive is None:
-        proc = subprocess.run(
-            [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
-             "--disable-pip-version-check", "-q", spec, "-d", str(sdists)],
-            capture_output=True, text=True)
+        _pip_download(spec, sdists, "--no-binary", ":all:", found=find)
         archive = find()
-        if proc.returncode != 0 or archive is None:
-            message = (proc.stderr or proc.stdout).strip().splitlines()
-            last = message[-1] if message else f"pip exited {proc.returncode}"
-            if any(hint in (proc.stderr + proc.stdout) for hint in _OFFLINE_HINTS):
-                raise RegistryUnavailable(f"cannot download {spec}: {last}")
-            raise RuntimeError(f"pip download {spec} failed: {last}")
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=root))
     try:
         with tarfile.open(archive) as tf:
