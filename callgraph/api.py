@@ -54,6 +54,7 @@ class Analysis:
         self._names = None
         self._relevance: dict[str, Relevance] = {}
         self._oracle = None
+        self._digest: str | None = None
 
     # -- names -----------------------------------------------------------------------------
     @property
@@ -165,15 +166,20 @@ class Analysis:
 
     # -- cache validation ------------------------------------------------------------------
     def _scope_digest(self) -> str:
+        """One hash of every scope file's content, computed once per Analysis (the tree does not
+        change during a run; a gate with ten contracts reads it once)."""
         if not self.cache.enabled:
             return ""
+        if self._digest is not None:
+            return self._digest
         parts = []
         for p in self.project.scope_files():
             try:
                 parts.append((p.as_posix(), sha1_bytes(p.read_bytes())))
             except OSError:
                 continue
-        return key_of(parts)
+        self._digest = key_of(parts)
+        return self._digest
 
     @staticmethod
     def _still_valid(read: dict[str, str]) -> bool:

@@ -6,8 +6,6 @@ from pathlib import Path
 
 import click
 
-from ..errors import CallgraphError
-
 
 @click.command()
 @click.argument("entry")
@@ -49,5 +47,3 @@ def reach(entry, target, roots, package, binds, as_json, all_paths, max_seconds,
     return int({"reached": ExitCode.REACHED, "unreachable": ExitCode.UNREACHABLE,
                 "unknown": ExitCode.UNKNOWN}[proof.verdict.value])
 
-
-__all__ = ["reach", "CallgraphError"]
