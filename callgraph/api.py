@@ -72,7 +72,7 @@ class Analysis:
         for factory, cls in binds.items():
             if not factory or not cls:
                 raise BindingError(f"--bind {factory}={cls}: expected FACTORY=CLASS")
-            r = self._resolve(cls, what=f"--bind class")
+            r = self._resolve(cls, what="--bind class")
             if r.cls is None:
                 raise BindingError(f"--bind {factory}={cls}: {cls} is not a class")
             out[factory] = r.cls

@@ -517,8 +517,6 @@ class Evaluator:
             seqs = [v for v in left | right if isinstance(v, VSeq)]
             if seqs:  # list concatenation keeps the layers of both sides
                 return frozenset({VSeq(_cap(frozenset().union(*(s.elems for s in seqs))), "list")})
-        if any(isinstance(v, VInst) for v in left):
-            return frozenset({VExt("<operator result>")})
         return frozenset({VExt("<operator result>")})
 
     def _eval_UnaryOp(self, node, scope, tags):

@@ -7,8 +7,6 @@ Without these, `for name, layer in self.layers.items(): layer(x)` or
 """
 from __future__ import annotations
 
-import ast
-
 from ..index.scopes import first_param
 from ..infer.values import EMPTY, VClass, VConst, VExt, VInst, VSeq, VSuper, VUnknown
 
