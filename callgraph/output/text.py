@@ -30,9 +30,8 @@ def proof_text(proof: Proof, known_classes: set[str]) -> str:
     else:
         lines.append(f"unknown: {s(proof.entry)} → {s(proof.target)} not found, and "
                      f"{len(proof.unresolved)} unresolved call site(s) could lead there:")
-        for u in proof.unresolved:
-            where = f"{u.site.rsplit(':', 1)[0]}" if u.site != "-" else "-"
-            lines.append(f"  {where}   {u.expr}   in {s(u.caller)}: {u.why}")
+        for u in proof.unresolved:  # with the column: two calls on one line are two sites
+            lines.append(f"  {u.site}   {u.expr}   in {s(u.caller)}: {u.why}")
     st = proof.stats
     lines.append(f"stats: {st.functions_visited} functions visited, {st.call_sites} call sites resolved, "
                  f"{st.seconds:.2f} s")
