@@ -32,7 +32,8 @@ class Project:
         self._texts: list[tuple[Path, str]] | None = None
         self._scope_files: list[Path] | None = None
         self._class_headers: dict[str, set[tuple[str, Path]]] | None = None
-        self._text_of: dict[Path, str] = {}
+        self._def_names: dict[Path, set[str]] = {}
+        self._classes_by_module: dict[int, list[ClassInfo]] = {}
 
     # -- files ---------------------------------------------------------------------------
     def scope_files(self) -> list[Path]:
@@ -73,14 +74,14 @@ class Project:
                     for name in re.findall(r"(\w+)\s*(?:\[[^\]]*\])?\s*(?:,|$)", m.group(2).strip()):
                         headers.setdefault(name, set()).add((m.group(1), path))
             self._class_headers = headers
-            self._text_of = dict(self.texts())
+            def_pattern = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
+            self._def_names = {path: set(def_pattern.findall(text)) for path, text in self.texts()}
         seen: set[str] = set()
         files: set[Path] = set()
         todo = [base_name]
-        defs = [re.compile(rf"^[ \t]*(?:async[ \t]+)?def[ \t]+{re.escape(m)}\b", re.M) for m in methods]
         while todo:
             for sub, path in self._class_headers.get(todo.pop(), ()):
-                if any(d.search(self._text_of.get(path, "")) for d in defs):
+                if not self._def_names.get(path, set()).isdisjoint(methods):
                     files.add(path)
                 if sub not in seen:
                     seen.add(sub)
@@ -145,6 +146,8 @@ class Project:
         return mod
 
     def module_of_path(self, path: Path) -> ModuleInfo | None:
+        if path in self.by_path:
+            return self.by_path[path]
         path = path.resolve()
         if path in self.by_path:
             return self.by_path[path]
@@ -233,9 +236,14 @@ class Project:
                         cls.methods.setdefault(sub.name, fn)
                     self._register(sub.body, mod, qual, cls=None, parent=fn)
 
+    def classes_in(self, mod: ModuleInfo) -> list[ClassInfo]:
+        return self._classes_by_module.get(id(mod), [])
+
     def _register_class(self, node: ast.ClassDef, mod: ModuleInfo, qual: str, parent: FuncInfo | None) -> None:
         info = ClassInfo(qual=qual, name=node.name, node=node, module=mod)
-        self.classes.setdefault(qual, info)
+        if qual not in self.classes:
+            self.classes[qual] = info
+            self._classes_by_module.setdefault(id(mod), []).append(info)
         for stmt in node.body:
             collect_bindings(stmt, info.attrs, qual, mod.package)
         self._register(node.body, mod, qual, cls=info, parent=parent)

@@ -125,8 +125,9 @@ class ClassModel:
             mod = p.module_of_path(path)
             if mod is None:
                 continue
-            for q, info in list(p.classes.items()):
-                if info.module is mod and q != qual and any(n in info.methods for n in names) and qual in self.mro(q):
+            for info in p.classes_in(mod):
+                q = info.qual
+                if q != qual and any(n in info.methods for n in names) and qual in self.mro(q):
                     out.append(q)
         self._overriders[key] = out
         return out

@@ -6,12 +6,15 @@ them as a container value holding the constructor's elements.
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
 from ..infer.values import EMPTY, VSeq
 
 _PREFIXES = ("torch.nn.", "torch.nn.modules.container.", "nn.")
 KINDS = {"ModuleList": "list", "Sequential": "Sequential", "ModuleDict": "dict", "ParameterList": "list", "ParameterDict": "dict"}
 
 
+@lru_cache(maxsize=4096)
 def container_kind(name: str) -> str | None:
     for prefix in _PREFIXES:
         if name.startswith(prefix) and name[len(prefix):] in KINDS:
