@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Callable
 
 from .cache import Cache, sha1_bytes
+from .roots import parse_bytes
 
 INSTANCE_CALLEES = ("forward", "__call__")
 # Files summarised per worker task; the pool is only worth starting for big trees.
@@ -44,14 +45,9 @@ class NameIndex:
 
 def summarize_source(data: bytes) -> dict | str:
     """The file's name summary, or the reason it cannot be read."""
-    try:
-        tree = ast.parse(data.decode("utf-8-sig"))
-    except SyntaxError as exc:
-        return f"syntax error at line {exc.lineno}: {exc.msg}"
-    except UnicodeDecodeError as exc:
-        return f"not UTF-8 (byte {exc.start})"
-    except (ValueError, RecursionError) as exc:
-        return f"cannot parse: {exc}"
+    tree, problem = parse_bytes(data)
+    if tree is None:
+        return problem or "cannot parse"
     v = _Summarizer()
     v.visit(tree)
     return {"defs": v.defs, "holders": sorted(v.holders), "values": sorted(v.values), "classes": sorted(v.classes)}

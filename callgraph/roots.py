@@ -142,12 +142,17 @@ def parse_source(path: Path) -> tuple[ast.Module | None, str | None]:
         data = path.read_bytes()
     except OSError as exc:
         return None, f"cannot read: {exc.strerror or exc}"
+    return parse_bytes(data, str(path))
+
+
+def parse_bytes(data: bytes, filename: str = "<unknown>") -> tuple[ast.Module | None, str | None]:
+    """Parse source bytes; the reason comes back in the words every warning uses."""
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         return None, f"not UTF-8 (byte {exc.start})"
     try:
-        return ast.parse(text, filename=str(path)), None
+        return ast.parse(text, filename=filename), None
     except SyntaxError as exc:
         return None, f"syntax error at line {exc.lineno}: {exc.msg}"
     except (ValueError, RecursionError) as exc:
