@@ -79,12 +79,22 @@ def fetch(spec: str) -> Path:
     if wheel is None:
         _pip_download(spec, wheels, "--only-binary=:all:", found=lambda: _find_wheel(wheels, name, version))
         wheel = _find_wheel(wheels, name, version)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=root))
-    try:
+    def unzip(tmp: Path) -> Path:
         with zipfile.ZipFile(wheel) as zf:
             zf.extractall(tmp)
+        return tmp
+
+    return _unpack_atomically(root, target, unzip)
+
+
+def _unpack_atomically(root: Path, target: Path, extract) -> Path:
+    """Unpack into a temporary folder beside target (`extract(tmp)` returns the folder to keep),
+    then rename it into place, so a killed run never leaves a half-unpacked tree."""
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=root))
+    try:
+        src = extract(tmp)
         try:
-            tmp.rename(target)
+            src.rename(target)
         except OSError:
             if not target.is_dir():  # not a concurrent run that won the race
                 raise
@@ -126,17 +136,10 @@ def fetch_sdist(spec: str) -> Path:
     if archive is None:
         _pip_download(spec, sdists, "--no-binary", ":all:", found=find)
         archive = find()
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=root))
-    try:
+    def untar(tmp: Path) -> Path:
         with tarfile.open(archive) as tf:
             tf.extractall(tmp, filter="data") if hasattr(tarfile, "data_filter") else tf.extractall(tmp)
         inner = [p for p in tmp.iterdir() if p.is_dir()]
-        src = inner[0] if len(inner) == 1 else tmp
-        try:
-            src.rename(target)
-        except OSError:
-            if not target.is_dir():
-                raise
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    return target
+        return inner[0] if len(inner) == 1 else tmp
+
+    return _unpack_atomically(root, target, untar)
