@@ -17,6 +17,7 @@ from . import __version__
 from .explore import Exploration, Explorer, Step
 from .index.lookup import Resolved
 from .index.scopes import first_param
+from .infer.binding import self_context
 from .infer.values import Ctx, VInst
 from .model import Hop, Proof, Stats, Unresolved, Verdict
 from .relevance import Relevance
@@ -35,10 +36,7 @@ class ReachInputs:
 
 def start_context(project, entry: Resolved) -> Ctx:
     fn = project.functions[entry.func]
-    if fn.cls is not None and fn.kind not in ("staticmethod", "classmethod") and first_param(fn):
-        cls = entry.cls or fn.cls.qual
-        return Ctx(fn.qual, ((first_param(fn), frozenset({VInst(cls)})),))
-    return Ctx(fn.qual)
+    return self_context(fn, VInst(entry.cls or (fn.cls.qual if fn.cls else "")))
 
 
 def reach(inp: ReachInputs, entry: Resolved, target: Resolved, all_paths: bool = False,
@@ -140,11 +138,11 @@ def _jedi_targets(a, classes):
     elif a.kind == "class":
         init = classes.method(a.qual, "__init__")
         if init is not None:
-            yield init[0].qual, Ctx(init[0].qual, ((first_param(init[0]), frozenset({VInst(a.qual)})),)), ("constructor",)
+            yield init[0].qual, self_context(init[0], VInst(a.qual)), ("constructor",)
     elif a.kind == "instance":
         m = classes.method(a.qual, "__call__") or classes.method(a.qual, "forward")
         if m is not None:
-            yield m[0].qual, Ctx(m[0].qual, ((first_param(m[0]), frozenset({VInst(a.qual)})),)), ("module-call",)
+            yield m[0].qual, self_context(m[0], VInst(a.qual)), ("module-call",)
 
 
 def _all_paths(ex: Exploration, start: Ctx, target: str) -> tuple[tuple[Hop, ...], ...]:

@@ -13,7 +13,7 @@ from typing import Callable
 from . import __version__
 from .explore import Explorer
 from .index.project import Project
-from .index.scopes import first_param
+from .infer.binding import self_context
 from .infer.evaluator import Evaluator
 from .infer.values import Ctx, VInst
 from .model import GraphView
@@ -35,10 +35,7 @@ def whole_tree(project: Project, binds: dict[str, str], roots: tuple[str, ...], 
     for fn in list(project.functions.values()):
         if fn.name == "<lambda>" or fn.module.path not in scope_paths:
             continue
-        if fn.cls is not None and fn.kind not in ("staticmethod", "classmethod") and first_param(fn):
-            starts.append(Ctx(fn.qual, ((first_param(fn), frozenset({VInst(fn.cls.qual, exact=False)})),)))
-        else:
-            starts.append(Ctx(fn.qual))
+        starts.append(self_context(fn, VInst(fn.cls.qual, exact=False)) if fn.cls else Ctx(fn.qual))
     if progress:
         progress(f"resolving {len(starts)} functions")
     ev = Evaluator(project, binds, max_depth=EXPORT_INFER_DEPTH, max_return_contexts=EXPORT_RETURN_CONTEXTS)

@@ -42,6 +42,15 @@ def param_names(fn: FuncInfo) -> list[str]:
     return names
 
 
+def self_context(fn: FuncInfo, self_val: Value) -> Ctx:
+    """The context of a method entered with `self` bound and nothing else (an entry, a Jedi
+    answer, a whole-tree start); a function or static method gets no binding."""
+    a = fn.node.args
+    if fn.cls is not None and fn.kind not in ("staticmethod", "classmethod") and (a.posonlyargs or a.args):
+        return Ctx(fn.qual, (((a.posonlyargs + a.args)[0].arg, frozenset({self_val})),))
+    return Ctx(fn.qual)
+
+
 def bind(fn: FuncInfo, self_val: Value | None, args: CallArgs, closure: Ctx | None) -> Ctx:
     a = fn.node.args
     positional = [p.arg for p in a.posonlyargs + a.args]
