@@ -14,7 +14,7 @@ from typing import Callable
 from . import __version__
 from .cache import Cache, key_of, sha1_bytes
 from .errors import BindingError, RootError
-from .explore import Explorer
+from .explore import Explorer, graph_view
 from .index.lookup import Resolved, resolve
 from .index.project import Project
 from .infer.evaluator import Evaluator
@@ -127,44 +127,44 @@ class Analysis:
         t0 = time.perf_counter()
         key = key_of(__version__, "reach", entry, target, all_paths, sorted(self.ev.binds.items()),
                      self.roots, self._scope_digest())
-        hit = self.cache.get("reach", key)
-        if hit is not None and self._still_valid(hit.get("read", {})):
-            proof = Proof.from_json(hit["proof"])
-            return _with_seconds(proof, time.perf_counter() - t0)
+        hit = self._cached("reach", key)
+        if hit is not None:
+            return _with_seconds(Proof.from_json(hit["proof"]), time.perf_counter() - t0)
         e = self._resolve(entry, "entry")
         t = self._resolve(target, "target")
         inputs = ReachInputs(self.explorer, self._relevance_for, self.roots, self._oracle_once)
         proof = reach(inputs, e, t, all_paths=all_paths, max_seconds=max_seconds, progress=self.progress)
         proof = _with_seconds(proof, time.perf_counter() - t0)
         if not (max_seconds and any("--max-seconds" in u.why for u in proof.unresolved)):
-            self.cache.put("reach", key, {"proof": proof.to_json(), "read": dict(self.project.hashes)})
+            self._store("reach", key, {"proof": proof.to_json()})
         return proof
 
     def callees(self, entry: str, depth: int | None = None) -> GraphView:
         e = self._resolve(entry, "entry")
         ex = self.explorer.run(start_context(self.project, e), lambda q: False, stop_at_first=False,
                                max_depth=depth, progress=self.progress)
-        edges = sorted({d["hop"] for _, _, d in ex.graph.edges(data=True)},
-                       key=lambda h: (h.caller, h.site, h.callee))
-        names = {e.func} | {h.caller for h in edges} | {h.callee for h in edges}
-        unresolved = sorted({row[0] for row in ex.unresolved}, key=lambda u: (u.caller, u.site))
-        return GraphView(root=self.roots, entry=e.func, tool_version=__version__,
-                         nodes=tuple(self.node(n) for n in sorted(names)), edges=tuple(edges),
-                         unresolved=tuple(unresolved))
+        return graph_view(ex, self.roots, e.func, {e.func}, self.node)
 
     def export(self) -> GraphView:
         """The call graph of the whole tree: every function and method of the scope as a node,
-        every resolved edge. Each function is explored as an entry (parameters unbound, `self`
-        any subclass), and on into the contexts its calls bind, sharing one exploration."""
+        every resolved edge (two passes: see whole_tree.py)."""
         key = key_of(__version__, "export", sorted(self.ev.binds.items()), self.roots, self._scope_digest())
-        hit = self.cache.get("export", key)
-        if hit is not None and self._still_valid(hit.get("read", {})):
+        hit = self._cached("export", key)
+        if hit is not None:
             return GraphView.from_json(hit["graph"])
         view = whole_tree(self.project, self.ev.binds, self.roots, self.node, self.progress)
-        self.cache.put("export", key, {"graph": view.to_json(), "read": dict(self.project.hashes)})
+        self._store("export", key, {"graph": view.to_json()})
         return view
 
     # -- cache validation ------------------------------------------------------------------
+    def _cached(self, kind: str, key: str) -> dict | None:
+        """A cached answer, if every file it read still has the content it read."""
+        hit = self.cache.get(kind, key)
+        return hit if hit is not None and self._still_valid(hit.get("read", {})) else None
+
+    def _store(self, kind: str, key: str, payload: dict) -> None:
+        self.cache.put(kind, key, {**payload, "read": dict(self.project.hashes)})
+
     def _scope_digest(self) -> str:
         """One hash of every scope file's content, computed once per Analysis (the tree does not
         change during a run; a gate with ten contracts reads it once)."""

@@ -14,10 +14,11 @@ from typing import Callable
 
 import networkx as nx
 
+from . import __version__
 from .index.project import Project
 from .infer.evaluator import Evaluator, Scope
 from .infer.values import Ctx
-from .model import Hop, Unresolved
+from .model import GraphView, Hop, Unresolved
 
 # Contexts explored per function before its further call sites are explored context-free:
 # bounds the work on helpers called from hundreds of places with different arguments.
@@ -181,6 +182,19 @@ class Explorer:
         ex.parents[ctx] = (state, Step(hop, node))
         ex.depth[ctx] = ex.depth[state] + 1
         return ctx
+
+
+def graph_view(ex: Exploration, roots: tuple[str, ...], entry: str, names: set[str], node,
+               drop_resolved_sites: bool = False) -> GraphView:
+    """The exploration's function-level graph in the shared vocabulary (sorted, deduplicated).
+    `drop_resolved_sites`: leave out unresolved rows of sites that got an edge in another context."""
+    edges = sorted({d["hop"] for _, _, d in ex.graph.edges(data=True)}, key=lambda h: (h.caller, h.site, h.callee))
+    resolved = {(h.caller, h.site) for h in edges} if drop_resolved_sites else set()
+    unresolved = sorted({row[0] for row in ex.unresolved if (row[0].caller, row[0].site) not in resolved},
+                        key=lambda u: (u.caller, u.site))
+    names = set(names) | {h.caller for h in edges} | {h.callee for h in edges}
+    return GraphView(root=roots, entry=entry, tool_version=__version__,
+                     nodes=tuple(node(n) for n in sorted(names)), edges=tuple(edges), unresolved=tuple(unresolved))
 
 
 IMPLICIT_RULE = {"decorate": "decorator", "raise": "constructor", "iter": "protocol"}

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from . import __version__
-from .explore import Explorer
+from .explore import Explorer, graph_view
 from .index.project import Project
 from .infer.binding import self_context
 from .infer.evaluator import Evaluator
@@ -67,10 +66,6 @@ def whole_tree(project: Project, binds: dict[str, str], roots: tuple[str, ...], 
         progress(f"resolving {len(second)} functions again with their callers' arguments")
     explorer.resume(ex, second, lambda q: False, stop_at_first=False, max_depth=1, progress=progress)
 
-    edges = sorted({d["hop"] for _, _, d in ex.graph.edges(data=True)}, key=lambda h: (h.caller, h.site, h.callee))
-    resolved_sites = {(h.caller, h.site) for h in edges}
-    unresolved = sorted({row[0] for row in ex.unresolved if (row[0].caller, row[0].site) not in resolved_sites},
-                        key=lambda u: (u.caller, u.site))
-    names = {c.fn for c in starts} | {h.caller for h in edges} | {h.callee for h in edges}
-    return GraphView(root=roots, entry="", tool_version=__version__,
-                     nodes=tuple(node(n) for n in sorted(names)), edges=tuple(edges), unresolved=tuple(unresolved))
+    # a site left unresolved with parameters unbound, then resolved with the callers' arguments,
+    # is resolved
+    return graph_view(ex, roots, "", {c.fn for c in starts}, node, drop_resolved_sites=True)
