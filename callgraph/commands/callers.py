@@ -11,7 +11,7 @@ import json
 
 import click
 
-from .export import open_analysis, tree_options
+from .common import open_analysis, tree_options
 
 
 @click.command()

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import click
 
-from ..errors import BindingError
 from ..gate.baseline import load_baseline, with_drift, write_baseline
 from ..gate.config import Config, Contract, load_config
 from ..gate.contracts import Analyses, evaluate
@@ -20,6 +19,7 @@ from ..gate.junit import write_junit
 from ..gate.patch import read_patch, touched_functions
 from ..gate.report import render_github, render_json, render_text
 from ..gate.results import exit_code
+from .common import parse_binds
 
 
 @click.command("check")
@@ -94,13 +94,7 @@ def check(config_path, contract_ids, junit_xml, baseline, update_baseline, fail_
 
 
 def _binds(values: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
-    pairs = []
-    for value in values:
-        factory, sep, cls = value.partition("=")
-        if not sep or not factory.strip() or not cls.strip():
-            raise BindingError(f"--bind {value!r}: expected FACTORY=CLASS")
-        pairs.append((factory.strip(), cls.strip()))
-    return tuple(sorted(pairs))
+    return tuple(sorted(parse_binds(values).items()))
 
 
 def _select(cfg: Config, ids: tuple[str, ...]) -> list[Contract]:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from ..errors import BindingError
+from .common import open_analysis, tree_options
 
 DEFAULT_DEPTH = 3
 
@@ -22,29 +22,19 @@ DEFAULT_DEPTH = 3
 @click.option("--to", "target", metavar="TARGET", help="Highlight the path from ENTRY to TARGET.")
 @click.option("--depth", type=click.IntRange(min=0), default=DEFAULT_DEPTH, show_default=True,
               help="Calls drawn from ENTRY, in hops.")
-@click.option("--root", "roots", multiple=True, metavar="DIR",
-              help="Source root to analyse (repeatable); default: the current folder.")
-@click.option("--package", metavar="NAME", help="Analyse an installed package.")
-@click.option("--bind", "binds", multiple=True, metavar="FACTORY=CLASS",
-              help="Resolve a factory call to a class, e.g. AutoModel.from_config=LlamaModel.")
-@click.option("--no-cache", is_flag=True, help="Ignore and do not write the on-disk cache.")
-@click.option("--cache-dir", type=click.Path(file_okay=False), help="Cache folder.")
+@tree_options
 @click.option("--max-nodes", type=click.IntRange(min=1), default=200, show_default=True,
               help="Most nodes drawn; the caption says what was left out.")
 @click.option("-o", "--output", "output", required=True, metavar="FILE",
               help="Picture to write: FILE.dot, FILE.svg or FILE.png.")
-def graph(entry, target, depth, roots, package, binds, no_cache, cache_dir, max_nodes,
+def graph(entry, target, depth, roots, package, binds, cache_dir, no_cache, max_nodes,
           output) -> int:
     """Draw the calls reachable from ENTRY (to --depth), with the path to --to highlighted."""
     from ..render import output_format, render_graph_file
 
     out = Path(output)
     output_format(out)  # bad suffix, missing folder or Graphviz: fail before the analysis
-    from ..api import Analysis  # the engine loads only when the command runs
-
-    analysis = Analysis(roots=list(roots), package=package, binds=parse_binds(binds),
-                        cache_dir=cache_dir, use_cache=not no_cache,
-                        progress=lambda line: click.echo(line, err=True))
+    analysis = open_analysis(roots, package, binds, cache_dir, no_cache)
     entry_name = analysis.resolve(entry)
     view = analysis.callees(entry_name, depth)
     proof = analysis.reach(entry_name, analysis.resolve(target)) if target else None
@@ -53,15 +43,3 @@ def graph(entry, target, depth, roots, package, binds, no_cache, cache_dir, max_
     n = len(view.nodes)
     click.echo(f"wrote {out} ({n} function{'s' if n != 1 else ''} from {view.entry}{verdict})")
     return 0
-
-
-def parse_binds(binds: tuple[str, ...]) -> dict[str, str]:
-    """`("AutoModel.from_config=LlamaModel",)` -> `{"AutoModel.from_config": "LlamaModel"}`."""
-    parsed = {}
-    for bind in binds:
-        factory, sep, cls = bind.partition("=")
-        if not sep or not factory.strip() or not cls.strip():
-            raise BindingError(f"--bind {bind!r}: expected FACTORY=CLASS, "
-                               "e.g. AutoModel.from_config=LlamaModel")
-        parsed[factory.strip()] = cls.strip()
-    return parsed

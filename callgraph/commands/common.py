@@ -1,0 +1,43 @@
+"""What the analysis commands share: the tree options, --bind parsing, opening the Analysis."""
+from __future__ import annotations
+
+import click
+
+from ..errors import BindingError
+
+
+def tree_options(fn):
+    """--root/--package/--bind/--cache-dir/--no-cache, shared by every command that analyses a tree."""
+    for opt in reversed([
+        click.option("--root", "roots", multiple=True, metavar="DIR",
+                     help="Source tree to analyse (repeatable); default: the current folder."),
+        click.option("--package", metavar="NAME", help="Analyse an installed package's folder."),
+        click.option("--bind", "binds", multiple=True, metavar="FACTORY=CLASS",
+                     help="What a factory returns, e.g. AutoModel.from_config=LlamaModel (repeatable)."),
+        click.option("--cache-dir", type=click.Path(file_okay=False),
+                     help="Cache folder (default $XDG_CACHE_HOME/callgraph)."),
+        click.option("--no-cache", is_flag=True, help="Neither read nor write the on-disk cache."),
+    ]):
+        fn = opt(fn)
+    return fn
+
+
+def open_analysis(roots, package, binds, cache_dir, no_cache, quiet: bool = False):
+    """The engine loads only here, when a command runs; progress lines go to stderr."""
+    from ..api import Analysis
+
+    progress = None if quiet else (lambda line: click.echo(f"callgraph: {line}", err=True))
+    return Analysis(roots=list(roots), package=package, binds=parse_binds(binds), cache_dir=cache_dir,
+                    use_cache=not no_cache, progress=progress)
+
+
+def parse_binds(binds: tuple[str, ...]) -> dict[str, str]:
+    """`("AutoModel.from_config=LlamaModel",)` -> `{"AutoModel.from_config": "LlamaModel"}`."""
+    parsed = {}
+    for bind in binds:
+        factory, sep, cls = bind.partition("=")
+        if not sep or not factory.strip() or not cls.strip():
+            raise BindingError(f"--bind {bind!r}: expected FACTORY=CLASS, "
+                               "e.g. AutoModel.from_config=LlamaModel")
+        parsed[factory.strip()] = cls.strip()
+    return parsed
