@@ -228,9 +228,7 @@ class CallModel:
         """Values of `iter(obj)` / `obj[i]` for in-tree classes defining the protocol."""
         found = self.ev.classes.method(v.qual, name)
         if found is None:
-            from .classes import CONTAINER_BASES
-
-            if any(b in CONTAINER_BASES for b in self.ev.classes.external_bases(v.qual)):
+            if self.ev.classes.is_container(v.qual):
                 return frozenset({VUnknown(f"item of a {v.qual.rsplit('.', 1)[-1]} container")})
             if self.ev.classes.external_bases(v.qual):
                 # a subclass of an external container (nn.ModuleList, list, dict...)

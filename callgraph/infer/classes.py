@@ -91,6 +91,10 @@ class ClassModel:
     def unknown_bases(self, qual: str) -> list[str]:
         return [b.why for k in self.mro(qual) for b in self.bases(k) if isinstance(b, VUnknown)]
 
+    def is_container(self, qual: str) -> bool:
+        """A subclass of dict/list/...: what it holds is not tracked (its items are unknown)."""
+        return any(b in CONTAINER_BASES for b in self.external_bases(qual))
+
     def is_module(self, qual: str) -> bool:
         return any(_is_module_base(n) for n in self.external_bases(qual))
 
@@ -279,7 +283,7 @@ class ClassModel:
         if found is not None:
             fn, _ = found
             return self._bind_method(fn, v.self_val, self_cls, tags)
-        if attr in CONTAINER_ACCESS and any(b in CONTAINER_BASES for b in self.external_bases(v.cls)):
+        if attr in CONTAINER_ACCESS and self.is_container(v.cls):
             # a dict/list subclass reading its own items (transformers' ClassInstantier):
             # what it holds is not tracked, so the value is unknown, never "external"
             return frozenset({VUnknown(f"item of a {_short(v.cls)} container")})
