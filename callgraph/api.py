@@ -15,6 +15,7 @@ from . import __version__
 from .cache import Cache, key_of, sha1_bytes
 from .errors import BindingError, RootError
 from .explore import Explorer, graph_view
+from .gcpause import collector_paused
 from .index.lookup import Resolved, resolve
 from .index.project import Project
 from .infer.evaluator import Evaluator
@@ -123,6 +124,7 @@ class Analysis:
                 self._oracle = False
         return self._oracle or None
 
+    @collector_paused
     def reach(self, entry: str, target: str, all_paths: bool = False, max_seconds: float | None = None) -> Proof:
         t0 = time.perf_counter()
         key = key_of(__version__, "reach", entry, target, all_paths, sorted(self.ev.binds.items()),
@@ -139,12 +141,14 @@ class Analysis:
             self._store("reach", key, {"proof": proof.to_json()})
         return proof
 
+    @collector_paused
     def callees(self, entry: str, depth: int | None = None) -> GraphView:
         e = self._resolve(entry, "entry")
         ex = self.explorer.run(start_context(self.project, e), lambda q: False, stop_at_first=False,
                                max_depth=depth, progress=self.progress)
         return graph_view(ex, self.roots, e.func, {e.func}, self.node)
 
+    @collector_paused
     def export(self) -> GraphView:
         """The call graph of the whole tree: every function and method of the scope as a node,
         every resolved edge (two passes: see whole_tree.py)."""
