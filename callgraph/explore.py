@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 import time
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Iterator
 
 import networkx as nx
 
@@ -27,11 +27,13 @@ MAX_CONTEXTS_PER_FUNCTION = 24
 RULE_ORDER = ("bound", "module-call", "call-method", "super", "partial", "class-hierarchy", "container",
               "property", "callback", "jedi", "return-type", "param-binding", "init-attribute", "mro",
               "constructor", "decorator", "direct")
+# Whole-tree export: per-context memo entries kept before they are dropped (see forget_local).
+FORGET_ABOVE = 60_000
 KEEPING_DECORATORS_SKIP = {"staticmethod", "classmethod", "property", "abstractmethod", "abc.abstractmethod", "override",
                            "typing.override", "overload", "typing.overload"}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Step:
     """A hop with the AST node behind it (for attribute chains), kept inside the analysis."""
 
@@ -66,11 +68,13 @@ class Exploration:
 
 class Explorer:
     def __init__(self, project: Project, ev: Evaluator, max_contexts: int = MAX_CONTEXTS_PER_FUNCTION,
-                 record_external: bool = False):
+                 whole_tree: bool = False):
         self.p = project
         self.ev = ev
         self.max_contexts = max_contexts
-        self.record_external = record_external  # whole-tree export: calls into external code as edges
+        # Whole-tree export (sweep()): calls into external code are edges, and no witness paths
+        # are read, so no states or steps are kept.
+        self.whole_tree = whole_tree
 
     def run(
         self,
@@ -87,16 +91,6 @@ class Explorer:
         ex.graph.add_node(start.fn)
         return self.resume(ex, [start], is_target, stop_at_first, deadline, max_depth, progress)
 
-    def start_many(self, starts: list[Ctx], max_depth: int | None = None, progress=None) -> Exploration:
-        """One exploration from many entries (whole-tree export): every state once."""
-        ex = Exploration(graph=nx.MultiDiGraph())
-        for ctx in starts:
-            ex.parents.setdefault(ctx, None)
-            ex.depth.setdefault(ctx, 0)
-            ex.graph.add_node(ctx.fn)
-        return self.resume(ex, list(dict.fromkeys(starts)), lambda q: False, stop_at_first=False,
-                           max_depth=max_depth, progress=progress)
-
     def resume(self, ex: Exploration, frontier: list[Ctx], is_target, stop_at_first=True, deadline=None,
                max_depth=None, progress=None) -> Exploration:
         """Breadth-first from `frontier` (states already in `ex.parents`), adding to `ex`."""
@@ -111,34 +105,58 @@ class Explorer:
                     ex.timed_out = True
                     nxt = []
                     break
-                fn = self.p.functions.get(state.fn)
-                if fn is None:
-                    continue
-                ex.functions.add(fn.qual)
-                scope = Scope(fn.module, fn, state)
-                for node in fn.calls():
-                    d = self.ev.calls.dispatch(node, scope)
-                    site_key = (fn.qual, node.lineno, node.col_offset)
-                    if site_key not in ex.seen_sites:
-                        ex.seen_sites.add(site_key)
-                        ex.call_sites += 1
-                    for why in dict.fromkeys(d.unresolved):
-                        ex.unresolved.append((Unresolved(fn.qual, site_of(fn, node), _expr_text(node), why),
-                                              node, fn, ex.depth[state], state))
-                    if self._follow(ex, state, fn, node, d, None, is_target, nxt) and stop_at_first:
-                        ex.seconds += time.perf_counter() - t0
-                        return ex
-                for kind, node in fn.implicit_calls():
-                    d = self.ev.calls.dispatch(node, scope)
-                    if self._follow(ex, state, fn, node, d, kind, is_target, nxt) and stop_at_first:
-                        ex.seconds += time.perf_counter() - t0
-                        return ex
+                if self.visit(ex, state, is_target, nxt) and stop_at_first:
+                    ex.seconds += time.perf_counter() - t0
+                    return ex
                 if progress and time.perf_counter() - last_report > 2.0:
                     last_report = time.perf_counter()
                     progress(f"explored {len(ex.functions)} functions, {ex.call_sites} call sites")
             frontier = nxt
         ex.seconds += time.perf_counter() - t0
         return ex
+
+    def sweep(self, ex: Exploration, states: list[Ctx], progress=None) -> Iterator[Ctx]:
+        """Whole-tree export: resolve the call sites of each state once, adding the edges to
+        `ex`, and yield the callee contexts met (neither explored nor kept: the caller decides).
+        Per-context memos are dropped as they pass FORGET_ABOVE entries."""
+        t0 = last_report = time.perf_counter()
+        for state in states:
+            ex.graph.add_node(state.fn)
+            callees: list[Ctx] = []
+            self.visit(ex, state, lambda q: False, callees)
+            yield from callees
+            if self.ev.memo_size() > FORGET_ABOVE:
+                self.ev.forget_local()
+            if progress and time.perf_counter() - last_report > 2.0:
+                last_report = time.perf_counter()
+                progress(f"resolved {len(ex.functions)} functions, {ex.call_sites} call sites")
+        ex.seconds += time.perf_counter() - t0
+
+    def visit(self, ex: Exploration, state: Ctx, is_target, nxt: list[Ctx]) -> bool:
+        """Dispatch every call site of one state, adding edges to `ex` and new callee contexts
+        to `nxt`; True when the target was just reached."""
+        fn = self.p.functions.get(state.fn)
+        if fn is None:
+            return False
+        ex.functions.add(fn.qual)
+        scope = Scope(fn.module, fn, state)
+        depth = ex.depth.get(state, 0)
+        for node in fn.calls():
+            d = self.ev.calls.dispatch(node, scope)
+            site_key = (fn.qual, node.lineno, node.col_offset)
+            if site_key not in ex.seen_sites:
+                ex.seen_sites.add(site_key)
+                ex.call_sites += 1
+            for why in dict.fromkeys(d.unresolved):
+                ex.unresolved.append((Unresolved(fn.qual, site_of(fn, node), _expr_text(node), why),
+                                      node, fn, depth, state))
+            if self._follow(ex, state, fn, node, d, None, is_target, nxt):
+                return True
+        for kind, node in fn.implicit_calls():
+            d = self.ev.calls.dispatch(node, scope)
+            if self._follow(ex, state, fn, node, d, kind, is_target, nxt):
+                return True
+        return False
 
     def _follow(self, ex: Exploration, state: Ctx, fn, node: ast.Call, d, implicit: str | None, is_target,
                 nxt: list) -> bool:
@@ -158,7 +176,7 @@ class Explorer:
                 ex.functions.add(t.fn)
                 return True
             nxt.append(ctx)
-        if self.record_external and implicit is None:
+        if self.whole_tree and implicit is None:
             for name in d.externals:
                 hop = Hop(fn.qual, name, site_of(fn, node), _expr_text(node), "external")
                 ex.graph.add_edge(fn.qual, name, key=(hop.site, "external"), hop=hop)
@@ -171,6 +189,8 @@ class Explorer:
         hop = Hop(fn.qual, callee, site_of(fn, node), expr, rule, via)
         if not ex.graph.has_edge(fn.qual, callee, key=(hop.site, rule)):
             ex.graph.add_edge(fn.qual, callee, key=(hop.site, rule), hop=hop)
+        if self.whole_tree:
+            return ctx  # sweep(): the caller keeps what it needs
         n = ex.contexts.get(callee, 0)
         if ctx not in ex.parents and n >= self.max_contexts:
             ctx = Ctx(callee, (), ctx.closure)  # widened: parameters unbound

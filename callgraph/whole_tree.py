@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from typing import Callable
 
-from .explore import Explorer, graph_view
+import networkx as nx
+
+from .explore import Exploration, Explorer, graph_view
 from .index.project import Project
 from .infer.binding import self_context
 from .infer.evaluator import Evaluator
@@ -38,33 +40,33 @@ def whole_tree(project: Project, binds: dict[str, str], roots: tuple[str, ...], 
     if progress:
         progress(f"resolving {len(starts)} functions")
     ev = Evaluator(project, binds, max_depth=EXPORT_INFER_DEPTH, max_return_contexts=EXPORT_RETURN_CONTEXTS)
-    explorer = Explorer(project, ev, max_contexts=10**9, record_external=True)
-    ex = explorer.start_many(starts, max_depth=1, progress=progress)
+    explorer = Explorer(project, ev, whole_tree=True)
+    ex = Exploration(graph=nx.MultiDiGraph())
+
+    # Pass one: every function with its parameters unbound; what each call site binds is folded
+    # into its callee's union as it is met (the callee contexts themselves are not kept).
+    union: dict[str, dict[str, set]] = {}
+    closures: dict[str, dict[Ctx, None]] = {}
+    for ctx in explorer.sweep(ex, starts, progress):
+        if ctx.closure is not None:
+            bucket = closures.setdefault(ctx.fn, {})
+            if len(bucket) < EXPORT_CLOSURE_CONTEXTS:
+                bucket[ctx] = None
+        elif ctx.binds:
+            params = union.setdefault(ctx.fn, {})
+            for name, vals in ctx.binds:
+                params.setdefault(name, set()).update(vals)
 
     # Pass two: each callee with the union of what its callers bind; closures as they are.
-    union: dict[str, dict[str, set]] = {}
-    closures: dict[str, list[Ctx]] = {}
-    for ctx, depth in list(ex.depth.items()):
-        if depth != 1 or not (ctx.binds or ctx.closure):
-            continue
-        if ctx.closure is not None:
-            bucket = closures.setdefault(ctx.fn, [])
-            if len(bucket) < EXPORT_CLOSURE_CONTEXTS:
-                bucket.append(ctx)
-            continue
-        params = union.setdefault(ctx.fn, {})
-        for name, vals in ctx.binds:
-            params.setdefault(name, set()).update(vals)
     second = [c for bucket in closures.values() for c in bucket]
     for fn, params in union.items():
         binds_ = tuple(sorted((n, frozenset(sorted(v, key=repr)[:EXPORT_UNION_VALUES])) for n, v in params.items()))
         second.append(Ctx(fn, binds_))
-    for ctx in second:
-        ex.parents.setdefault(ctx, None)
-        ex.depth[ctx] = 0
+    del union, closures
     if progress:
         progress(f"resolving {len(second)} functions again with their callers' arguments")
-    explorer.resume(ex, second, lambda q: False, stop_at_first=False, max_depth=1, progress=progress)
+    for _ in explorer.sweep(ex, second, progress):
+        pass
 
     # a site left unresolved with parameters unbound, then resolved with the callers' arguments,
     # is resolved

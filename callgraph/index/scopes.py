@@ -16,7 +16,7 @@ from typing import Iterator, Union
 FuncNode = Union[ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Binding:
     """One way a name gets a value.
 

@@ -18,14 +18,14 @@ if TYPE_CHECKING:
     from .evaluator import Evaluator, Scope
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Target:
     fn: str          # qualified name of the function that runs
     ctx: Ctx         # its calling context
     rule: str        # the dispatch rule (see callgraph.model.RULES)
 
 
-@dataclass
+@dataclass(slots=True)
 class Dispatch:
     results: FrozenSet[Value] = EMPTY       # values known without running a target (instances...)
     targets: list[Target] = field(default_factory=list)

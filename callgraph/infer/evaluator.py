@@ -26,7 +26,7 @@ MAX_INFER_DEPTH = 12
 MAX_RETURN_CONTEXTS = 6
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Scope:
     mod: ModuleInfo
     fn: FuncInfo | None = None
@@ -50,6 +50,18 @@ class Evaluator:
         self._depth = 0
         self.max_depth = max_depth
         self.max_return_contexts = max_return_contexts
+
+    def memo_size(self) -> int:
+        return len(self.calls._memo) + len(self._names)
+
+    def forget_local(self) -> None:
+        """Drop the memos that belong to one calling context: each call site's dispatch and
+        each local name's values. A whole-tree export meets every context about once, so these
+        only grow (700 MB on SGLang's `srt`); global names, return values and class attributes,
+        which every context reuses, are kept. Call only between queries, never during one:
+        the memos double as recursion guards."""
+        self.calls._memo.clear()
+        self._names = {k: v for k, v in self._names.items() if k[1] is None}
 
     # -- entry points ----------------------------------------------------------------------
     def eval(self, node: ast.AST | None, scope: Scope, tags: set[str]) -> FrozenSet[Value]:

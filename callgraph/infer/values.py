@@ -13,17 +13,17 @@ class Value:
     __slots__ = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class VModule(Value):
     name: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class VClass(Value):
     qual: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class VInst(Value):
     """An instance of an in-tree class. `exact=False` when only a base type is known (an
     annotation): method calls then dispatch to every override (class-hierarchy rule)."""
@@ -35,7 +35,7 @@ class VInst(Value):
     init: Tuple[Tuple[str, FrozenSet["Value"]], ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class VFunc(Value):
     """A function, method or lambda; `self_val` is set for a bound method, `closure` is the
     context of the enclosing function for nested defs and lambdas."""
@@ -45,7 +45,7 @@ class VFunc(Value):
     closure: Optional["Ctx"] = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class VPartial(Value):
     """functools.partial(func, *args, **kw): calling it calls func with the stored args first."""
 
@@ -54,7 +54,7 @@ class VPartial(Value):
     kwargs: Tuple[Tuple[str, FrozenSet[Value]], ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class VSeq(Value):
     """A container of values (list, ModuleList, Sequential, dict values, generator, set).
     `items` keeps positions where they are known (tuple literals, fixed-size returns)."""
@@ -65,7 +65,7 @@ class VSeq(Value):
     keys: Optional[Tuple[Tuple[str, FrozenSet[Value]], ...]] = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class VSeqMethod(Value):
     """A container's own method, bound (`layers.values`, `mapping.get`): calls give elements."""
 
@@ -73,13 +73,13 @@ class VSeqMethod(Value):
     attr: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class VSuper(Value):
     cls: str
     self_val: Value
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class VExt(Value):
     """Something from outside the analysed roots (torch, builtins, numpy...). Calls on it run
     external code, which cannot reach the target except through callbacks."""
@@ -87,21 +87,21 @@ class VExt(Value):
     name: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class VConst(Value):
     """A literal (str, int, None, ...). Only strings are kept, for getattr/setattr names."""
 
     value: object = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class VUnknown(Value):
     """Not inferable by the index; `why` says what is missing."""
 
     why: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Ctx:
     """A calling context: a function and the values its parameters are bound to at one call."""
 
