@@ -46,7 +46,7 @@ class Cache:
             path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(value, fh, separators=(",", ":"))
+                fh.write(json.dumps(value, separators=(",", ":")))  # one C-encoder call; dump() writes chunk by chunk
             os.replace(tmp, path)
         except OSError:
             # A read-only or full cache directory must not fail the query.

@@ -46,7 +46,7 @@ RULES = (
 )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Hop:
     """One call edge on a path, with its evidence."""
 
@@ -70,7 +70,7 @@ class Hop:
 Edge = Hop
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Unresolved:
     """A call site the analysis could not resolve, with the reason."""
 
@@ -80,7 +80,7 @@ class Unresolved:
     why: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Node:
     name: str
     file: str
@@ -116,13 +116,13 @@ class Proof:
             "target": self.target,
             "root": list(self.root),
             "tool_version": self.tool_version,
-            "path": [asdict(h) for h in self.path],
+            "path": [hop_json(h) for h in self.path],
             "attribute_chain": list(self.attribute_chain),
             "unresolved": [_unresolved_json(u) for u in self.unresolved],
             "stats": asdict(self.stats),
         }
         if self.all_paths:
-            data["all_paths"] = [[asdict(h) for h in p] for p in self.all_paths]
+            data["all_paths"] = [[hop_json(h) for h in p] for p in self.all_paths]
         return data
 
     @classmethod
@@ -150,6 +150,12 @@ class Proof:
 def _hop(h: dict[str, Any]) -> Hop:
     return Hop(caller=h["caller"], callee=h["callee"], site=h["site"], expr=h.get("expr", ""),
                rule=h.get("rule", ""), via=tuple(h.get("via", ())))
+
+
+def hop_json(h: Hop) -> dict[str, Any]:
+    """One hop or edge in the JSON vocabulary of DESIGN.md."""
+    return {"caller": h.caller, "callee": h.callee, "site": h.site, "expr": h.expr, "rule": h.rule,
+            "via": list(h.via)}
 
 
 def _unresolved_json(u: Unresolved) -> dict[str, str]:
@@ -184,8 +190,8 @@ class GraphView:
             "root": list(self.root),
             "entry": self.entry,
             "tool_version": self.tool_version,
-            "nodes": [asdict(n) for n in self.nodes],
-            "edges": [asdict(e) for e in self.edges],
+            "nodes": [{"name": n.name, "file": n.file, "line": n.line} for n in self.nodes],
+            "edges": [hop_json(e) for e in self.edges],
             "unresolved": [_unresolved_json(u) for u in self.unresolved],
         }
 

@@ -11,6 +11,7 @@ import json
 
 import click
 
+from ..model import hop_json
 from .common import open_analysis, tree_options
 
 
@@ -36,7 +37,7 @@ def callers(target, roots, package, binds, cache_dir, no_cache, entries_only, pa
     if as_json:
         data = gq.callers_view(whole, name, depth, entries_only).to_json()
         if paths:
-            data["paths"] = {k: [h.__dict__ | {"via": list(h.via)} for h in v]
+            data["paths"] = {k: [hop_json(h) for h in v]
                              for k, v in _paths(gq, whole, name, depth, entries_only).items()}
         click.echo(json.dumps(data, indent=2))
         return 0
