@@ -64,10 +64,11 @@ def test_pycg_round_trip_and_names(tmp_path):
     view = GraphView(root=(str(tmp_path),), entry="", tool_version="t",
                      nodes=(Node("main.f", "main.py", 1), Node("main.f.<lambda:3:8>", "main.py", 3)),
                      edges=(Hop("main.f", "main.f.<lambda:3:8>", "main.py:4:11", "h()", "direct"),
-                            Hop("main.<module>", "builtins.print", "main.py:9:0", "print()", "direct")))
+                            Hop("main.<module>", "builtins.print", "main.py:9:0", "print()", "direct"),
+                            Hop("main.<module>", "builtins.str.join", "main.py:10:0", "s.join()", "external")))
     adj = json.loads(formats.render(view, "pycg"))
-    assert adj == {"main": ["<builtin>.print"], "<builtin>.print": [], "main.f": ["main.f.<lambda2>"],
-                   "main.f.<lambda2>": []}
+    assert adj == {"main": ["<**PyStr**>.join", "<builtin>.print"], "<builtin>.print": [], "<**PyStr**>.join": [],
+                   "main.f": ["main.f.<lambda2>"], "main.f.<lambda2>": []}
     assert pycg_adjacency(view) == adj
 
 

@@ -26,14 +26,18 @@ class Binding:
     - assign: `expr` is the value, `path` the position inside tuple unpacking (() for plain)
     - iter: `expr` is the iterable (for-loops, comprehensions), `path` as for assign
     - annot: `expr` is a type annotation (`x: T` with or without a value)
-    - item: `expr` was put into the container (`x.append(e)`, `x[k] = e`; path ("*",) for the
-      elements of an iterable: `x.extend(es)`); `target` is the constant key, if any
+    - item: `expr` was put into the container `x`. path () for one element (`x.append(e)`),
+      ("*",) for the elements of an iterable (`x.extend(es)`), ("**",) for a mapping's items
+      (`x.update(m)`), ("=",) for a subscript store (`x[k] = e`, whose key is `keys[-1]`);
+      `keys` is the chain of subscripts from `x` down to the store (`x["a"]["b"] = e`:
+      ("a", "b"); `x["a"].append(e)`: ("a",)), each a constant or ANY_KEY
     """
 
     kind: str
     expr: ast.AST | None = None
     path: tuple = ()
     target: str = ""
+    keys: tuple = ()
 
 
 @dataclass(eq=False)
@@ -52,6 +56,7 @@ class FuncInfo:
     _implicit: list | None = None
     _special: list | None = None
     _params: frozenset | None = None
+    _reads: dict | None = None
 
     @property
     def kind(self) -> str:
@@ -81,6 +86,25 @@ class FuncInfo:
             for stmt in body:
                 collect_bindings(stmt, self._locals, self.qual, self.module.package)
         return self._locals
+
+    def reaching(self, node: ast.Name):
+        """The histories (`index/flow.py`) of this body's bindings that reach the read `node`,
+        or None where statement order is not modelled (every binding counts)."""
+        if self._reads is None:
+            from .flow import body_reads
+
+            if isinstance(self.node, ast.Lambda):
+                self._reads = {}
+            else:
+                scope_qual = self.module.name if self.name == MODULE_CODE else self.qual
+
+                def made(stmt: ast.AST) -> dict:
+                    table: dict = {}
+                    collect_bindings(stmt, table, scope_qual, self.module.package)
+                    return table
+
+                self._reads = body_reads(self.node.body, made)
+        return self._reads.get(id(node))
 
     def _scan(self) -> None:
         """One walk over the body: call sites, returns, yields and implicit-call statements."""
@@ -255,7 +279,11 @@ def decorator_name(node: ast.expr) -> str:
 
 
 # Container methods that put values in: `layers.append(Layer())`, `table.update({...})`.
-ADDING_METHODS = {"append": 0, "add": 0, "insert": 1, "setdefault": 1, "extend": "*", "update": "*", "appendleft": 0}
+ADDING_METHODS = {"append": 0, "add": 0, "insert": 1, "setdefault": 1, "extend": "*", "update": "**", "appendleft": 0}
+# A subscript key that is not a literal (`x[k] = e`).
+ANY_KEY = ...
+# The name module-level code runs under (`mod.<module>`, see index/project.py).
+MODULE_CODE = "<module>"
 
 
 def _is_self_attr(node: ast.AST, selfname: str) -> bool:
@@ -266,16 +294,27 @@ def _mutation(node: ast.AST) -> tuple[ast.AST, Binding] | None:
     """`X.append(v)` / `X[k] = v` and friends: (the container expression X, the binding)."""
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ADDING_METHODS:
         pos = ADDING_METHODS[node.func.attr]
-        if pos == "*" and node.args:
-            return node.func.value, Binding("item", node.args[0], ("*",))
+        container, keys = _subscripts(node.func.value)
+        if isinstance(pos, str) and node.args:
+            return container, Binding("item", node.args[0], (pos,), keys=keys)
         if isinstance(pos, int) and len(node.args) > pos:
-            return node.func.value, Binding("item", node.args[pos], ())
+            return container, Binding("item", node.args[pos], (), keys=keys)
     if isinstance(node, ast.Assign):
         for t in node.targets:
             if isinstance(t, ast.Subscript):
-                key = t.slice.value if isinstance(t.slice, ast.Constant) and isinstance(t.slice.value, str) else None
-                return t.value, Binding("item", node.value, (), target=key or "")
+                container, keys = _subscripts(t)
+                return container, Binding("item", node.value, ("=",), keys=keys)
     return None
+
+
+def _subscripts(node: ast.AST) -> tuple[ast.AST, tuple]:
+    """`x["a"][k]` -> (x, ("a", ANY_KEY)): the container a nested store goes into, and the keys."""
+    keys = []
+    while isinstance(node, ast.Subscript):
+        s = node.slice
+        keys.append(s.value if isinstance(s, ast.Constant) and not isinstance(s.value, type(...)) else ANY_KEY)
+        node = node.value
+    return node, tuple(reversed(keys))
 
 
 def _self_assignments(node: ast.AST, selfname: str) -> Iterator[tuple[str, Binding]]:

@@ -10,7 +10,7 @@ import ast
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, FrozenSet
 
-from ..index.scopes import FuncInfo
+from ..index.scopes import ADDING_METHODS, FuncInfo
 from .binding import CallArgs, bind
 from .values import EMPTY, Ctx, Value, VClass, VConst, VExt, VFunc, VInst, VPartial, VSeq, VSeqMethod, VSuper, VUnknown
 
@@ -163,8 +163,12 @@ class CallModel:
                     return handled
             return frozenset({VExt(v.name + "()")})
         if isinstance(v, VSeqMethod):
-            from ..semantics.builtins_model import seq_method
+            from ..semantics.builtins_model import BUILTIN_KINDS, seq_method
 
+            # `d.items()`: a method of a builtin container runs. The methods that put values in
+            # (`append`, `update`...) are modelled as stores into the container, not as calls.
+            if v.seq.kind in BUILTIN_KINDS and v.attr not in ADDING_METHODS:
+                d.externals.append(f"builtins.{v.seq.kind}.{v.attr}")
             return seq_method(ev, v.seq, v.attr, args, tags)
         if isinstance(v, VUnknown):
             d.unresolved.append(v.why)

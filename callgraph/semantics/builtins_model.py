@@ -15,6 +15,8 @@ PASS_FIRST = {"builtins.list", "builtins.tuple", "builtins.set", "builtins.froze
 IDENTITY = {"copy.copy", "copy.deepcopy", "builtins.id", "torch.compile", "torch.jit.script", "torch.jit.trace",
             "torch.nn.DataParallel", "torch.nn.parallel.DistributedDataParallel",
             "torch.nn.parallel.DataParallel"}
+# Container values whose methods are those of a builtin type (`builtins.dict.items`).
+BUILTIN_KINDS = {"list", "dict", "tuple", "set"}
 # Calls whose result depends on strings computed at run time: never "external", always unknown.
 DYNAMIC = {"importlib.import_module": "a module imported by a computed name (importlib.import_module)",
            "builtins.__import__": "a module imported by a computed name (__import__)",
