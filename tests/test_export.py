@@ -145,3 +145,22 @@ def test_callees_command(capsys):
     data = json.loads(capsys.readouterr().out)
     assert data["entry"] == KIMI and all(e["caller"] == KIMI for e in data["edges"])
     assert main(["callees", "NoSuchThing", "--root", str(ROOT), "--no-cache"]) == 3
+
+
+def test_external_callee_names(tmp_path):
+    """Calls into code outside the roots are recorded by import name: a method of an external
+    class's instance by the class (`Cls.fun`), the external base's `__init__` of an in-tree class
+    without one, a builtin container's methods (but not the stores `append`/`update`)."""
+    from callgraph.api import Analysis
+
+    (tmp_path / "main.py").write_text(
+        "from ext import Cls, Base, make\n"
+        "class Child(Base):\n    pass\n"
+        "def run(f):\n    f()\n"
+        "def main():\n"
+        "    a = Cls()\n    a.fun()\n    run(a.other)\n    make().chained()\n    Child()\n"
+        "    d = {}\n    d.update({})\n    d.items()\n")
+    adj = pycg_adjacency(Analysis(roots=[str(tmp_path)], use_cache=False, warn=lambda m: None).export())
+    assert set(adj["main.main"]) == {"ext.Cls", "ext.Cls.fun", "main.run", "ext.make", "ext.Base.__init__",
+                                     "<**PyDict**>.items"}
+    assert adj["main.run"] == ["ext.Cls.other"]
