@@ -164,3 +164,18 @@ def test_external_callee_names(tmp_path):
     assert set(adj["main.main"]) == {"ext.Cls", "ext.Cls.fun", "main.run", "ext.make", "ext.Base.__init__",
                                      "<**PyDict**>.items"}
     assert adj["main.run"] == ["ext.Cls.other"]
+
+
+def test_export_hands_functions_down_more_than_one_call(tmp_path):
+    """`main` passes `apply` to `twice`, which passes `leaf` to it: `apply`'s parameter is bound
+    by a caller that is itself resolved with its callers' arguments (whole_tree.EXPORT_ROUNDS)."""
+    from callgraph.api import Analysis
+
+    (tmp_path / "main.py").write_text(
+        "def leaf():\n    pass\n"
+        "def apply(f):\n    f()\n"
+        "def twice(g):\n    g(leaf)\n"
+        "def main():\n    twice(apply)\n")
+    adj = pycg_adjacency(Analysis(roots=[str(tmp_path)], use_cache=False, warn=lambda m: None).export())
+    assert adj["main.twice"] == ["main.apply"]
+    assert adj["main.apply"] == ["main.leaf"]
