@@ -28,7 +28,7 @@ RULE_ORDER = ("bound", "module-call", "call-method", "super", "partial", "class-
               "property", "callback", "jedi", "return-type", "param-binding", "init-attribute", "mro",
               "constructor", "decorator", "direct")
 # Whole-tree export: per-context memo entries kept before they are dropped (see forget_local).
-FORGET_ABOVE = 60_000
+FORGET_ABOVE = 20_000
 KEEPING_DECORATORS_SKIP = {"staticmethod", "classmethod", "property", "abstractmethod", "abc.abstractmethod", "override",
                            "typing.override", "overload", "typing.overload"}
 

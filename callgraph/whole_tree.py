@@ -2,13 +2,14 @@
 
 Context-insensitive by nature, but not blind to arguments: pass one resolves every function
 with its parameters unbound and records, for each callee, what each call site binds; pass two
-resolves each callee once more with the union of those bindings. So `general_mm_embed_routine`
+resolves each callee once more with the union of those bindings (and again, up to
+EXPORT_ROUNDS passes, for callees whose union grew in the pass before). So `general_mm_embed_routine`
 gets an edge to the `forward` of every language model any VLM passes it (what a whole-program
 graph must say), at the cost of two visits per function, not one per caller.
 """
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Iterable
 
 import networkx as nx
 
@@ -16,7 +17,7 @@ from .explore import Exploration, Explorer, graph_view
 from .index.project import Project
 from .infer.binding import self_context
 from .infer.evaluator import Evaluator
-from .infer.values import Ctx, VInst
+from .infer.values import Ctx, VClass, VFunc, VInst, VPartial
 from .model import GraphView
 
 # Whole-tree mode trades depth for breadth: shallower return inference, fewer argument sets.
@@ -26,6 +27,10 @@ EXPORT_RETURN_CONTEXTS = 2
 EXPORT_CLOSURE_CONTEXTS = 4
 # A parameter's union over all callers keeps at most this many values.
 EXPORT_UNION_VALUES = 256
+# Passes that re-resolve callees with their callers' arguments (each after the one before).
+EXPORT_ROUNDS = 3
+# Values whose arrival in a union makes a later round worth it: what can be called.
+_HANDED = (VFunc, VPartial, VClass)
 
 
 def whole_tree(project: Project, binds: dict[str, str], roots: tuple[str, ...], node,
@@ -45,29 +50,68 @@ def whole_tree(project: Project, binds: dict[str, str], roots: tuple[str, ...], 
 
     # Pass one: every function with its parameters unbound; what each call site binds is folded
     # into its callee's union as it is met (the callee contexts themselves are not kept).
-    union: dict[str, dict[str, set]] = {}
-    closures: dict[str, dict[Ctx, None]] = {}
-    for ctx in explorer.sweep(ex, starts, progress):
-        if ctx.closure is not None:
-            bucket = closures.setdefault(ctx.fn, {})
-            if len(bucket) < EXPORT_CLOSURE_CONTEXTS:
-                bucket[ctx] = None
-        elif ctx.binds:
-            params = union.setdefault(ctx.fn, {})
-            for name, vals in ctx.binds:
-                params.setdefault(name, set()).update(vals)
+    rounds = _Rounds()
+    rounds.fold(explorer.sweep(ex, starts, progress))
+    # Then each callee with the union of what its callers bind, closures as they are; and again
+    # for the callees whose union grew in that pass (a function handed down two calls: `f(g)`
+    # where `f(a)` calls `a(h)`), for EXPORT_ROUNDS passes in all.
+    for i in range(EXPORT_ROUNDS):
+        todo = rounds.next_contexts(first=i == 0)
+        if not todo:
+            break
+        if progress:
+            progress(f"resolving {len(todo)} functions again with their callers' arguments")
+        rounds.fold(explorer.sweep(ex, todo, progress))
 
-    # Pass two: each callee with the union of what its callers bind; closures as they are.
-    second = [c for bucket in closures.values() for c in bucket]
-    for fn, params in union.items():
-        binds_ = tuple(sorted((n, frozenset(sorted(v, key=repr)[:EXPORT_UNION_VALUES])) for n, v in params.items()))
-        second.append(Ctx(fn, binds_))
-    del union, closures
-    if progress:
-        progress(f"resolving {len(second)} functions again with their callers' arguments")
-    for _ in explorer.sweep(ex, second, progress):
-        pass
-
+    ev.close()
     # a site left unresolved with parameters unbound, then resolved with the callers' arguments,
     # is resolved
     return graph_view(ex, roots, "", {c.fn for c in starts}, node, drop_resolved_sites=True)
+
+
+class _Rounds:
+    """The callers' arguments of every callee, folded in as the sweeps meet them."""
+
+    def __init__(self):
+        self.union: dict[str, dict[str, set]] = {}
+        self.closures: dict[str, dict[Ctx, None]] = {}
+        self.grown: dict[str, None] = {}   # functions whose union grew since the last round
+        self.handed: set[str] = set()      # ... by a function or class handed down (see next_contexts)
+        self.fresh: list[Ctx] = []         # closure contexts not resolved yet
+        self.resolved: set[Ctx] = set()
+
+    def fold(self, callees: Iterable[Ctx]) -> None:
+        for ctx in callees:
+            if ctx.closure is not None:
+                bucket = self.closures.setdefault(ctx.fn, {})
+                if ctx not in bucket and len(bucket) < EXPORT_CLOSURE_CONTEXTS:
+                    bucket[ctx] = None
+                    self.fresh.append(ctx)
+            elif ctx.binds:
+                params = self.union.setdefault(ctx.fn, {})
+                for name, vals in ctx.binds:
+                    have = params.setdefault(name, set())
+                    if not vals <= have:
+                        if any(isinstance(v, _HANDED) for v in vals - have):
+                            self.handed.add(ctx.fn)
+                        have.update(vals)
+                        self.grown[ctx.fn] = None
+
+    def next_contexts(self, first: bool) -> list[Ctx]:
+        """The first round resolves every callee whose callers bind anything; later rounds only
+        those that were handed a function, method or class they had not been (what a further
+        round can turn into new edges: `f(g)` where `f(a)` calls `a(h)`). Other growth there,
+        another instance or external value passed down, is left at the union it had."""
+        out, self.fresh = self.fresh, []
+        for fn in sorted(self.grown):
+            if not first and fn not in self.handed:
+                continue
+            binds = tuple(sorted((n, frozenset(sorted(v, key=repr)[:EXPORT_UNION_VALUES]))
+                                 for n, v in self.union[fn].items()))
+            ctx = Ctx(fn, binds)
+            if ctx not in self.resolved:
+                self.resolved.add(ctx)
+                out.append(ctx)
+        self.grown.clear()
+        self.handed.clear()
+        return out

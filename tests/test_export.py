@@ -64,10 +64,11 @@ def test_pycg_round_trip_and_names(tmp_path):
     view = GraphView(root=(str(tmp_path),), entry="", tool_version="t",
                      nodes=(Node("main.f", "main.py", 1), Node("main.f.<lambda:3:8>", "main.py", 3)),
                      edges=(Hop("main.f", "main.f.<lambda:3:8>", "main.py:4:11", "h()", "direct"),
-                            Hop("main.<module>", "builtins.print", "main.py:9:0", "print()", "direct")))
+                            Hop("main.<module>", "builtins.print", "main.py:9:0", "print()", "direct"),
+                            Hop("main.<module>", "builtins.str.join", "main.py:10:0", "s.join()", "external")))
     adj = json.loads(formats.render(view, "pycg"))
-    assert adj == {"main": ["<builtin>.print"], "<builtin>.print": [], "main.f": ["main.f.<lambda2>"],
-                   "main.f.<lambda2>": []}
+    assert adj == {"main": ["<**PyStr**>.join", "<builtin>.print"], "<builtin>.print": [], "<**PyStr**>.join": [],
+                   "main.f": ["main.f.<lambda2>"], "main.f.<lambda2>": []}
     assert pycg_adjacency(view) == adj
 
 
@@ -144,3 +145,52 @@ def test_callees_command(capsys):
     data = json.loads(capsys.readouterr().out)
     assert data["entry"] == KIMI and all(e["caller"] == KIMI for e in data["edges"])
     assert main(["callees", "NoSuchThing", "--root", str(ROOT), "--no-cache"]) == 3
+
+
+def test_external_callee_names(tmp_path):
+    """Calls into code outside the roots are recorded by import name: a method of an external
+    class's instance by the class (`Cls.fun`), the external base's `__init__` of an in-tree class
+    without one, a builtin container's methods (but not the stores `append`/`update`)."""
+    from callgraph.api import Analysis
+
+    (tmp_path / "main.py").write_text(
+        "from ext import Cls, Base, make\n"
+        "class Child(Base):\n    pass\n"
+        "def run(f):\n    f()\n"
+        "def main():\n"
+        "    a = Cls()\n    a.fun()\n    run(a.other)\n    make().chained()\n    Child()\n"
+        "    d = {}\n    d.update({})\n    d.items()\n")
+    adj = pycg_adjacency(Analysis(roots=[str(tmp_path)], use_cache=False, warn=lambda m: None).export())
+    assert set(adj["main.main"]) == {"ext.Cls", "ext.Cls.fun", "main.run", "ext.make", "ext.Base.__init__",
+                                     "<**PyDict**>.items"}
+    assert adj["main.run"] == ["ext.Cls.other"]
+
+
+def test_export_hands_functions_down_more_than_one_call(tmp_path):
+    """`main` passes `apply` to `twice`, which passes `leaf` to it: `apply`'s parameter is bound
+    by a caller that is itself resolved with its callers' arguments (whole_tree.EXPORT_ROUNDS)."""
+    from callgraph.api import Analysis
+
+    (tmp_path / "main.py").write_text(
+        "def leaf():\n    pass\n"
+        "def apply(f):\n    f()\n"
+        "def twice(g):\n    g(leaf)\n"
+        "def main():\n    twice(apply)\n")
+    adj = pycg_adjacency(Analysis(roots=[str(tmp_path)], use_cache=False, warn=lambda m: None).export())
+    assert adj["main.twice"] == ["main.apply"]
+    assert adj["main.apply"] == ["main.leaf"]
+
+
+def test_attributes_builtin_types_lack_are_no_calls(tmp_path):
+    """`self.x = None` on one path and a module on another: `self.x.view()` calls the module's
+    method, not `None.view` (NoneType has no `view`); a list's `float` does not exist either,
+    while a str's `join` does."""
+    from callgraph.api import Analysis
+
+    (tmp_path / "main.py").write_text(
+        "class M:\n    def view(self):\n        pass\n"
+        "class W:\n    def __init__(self):\n        self.m = None\n"
+        "    def build(self):\n        self.m = M()\n"
+        "    def run(self):\n        self.m.view()\n        [1, 2].float()\n        ', '.join([])\n")
+    adj = pycg_adjacency(Analysis(roots=[str(tmp_path)], use_cache=False, warn=lambda m: None).export())
+    assert set(adj["main.W.run"]) == {"main.M.view", "<**PyStr**>.join"}

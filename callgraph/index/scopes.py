@@ -26,14 +26,18 @@ class Binding:
     - assign: `expr` is the value, `path` the position inside tuple unpacking (() for plain)
     - iter: `expr` is the iterable (for-loops, comprehensions), `path` as for assign
     - annot: `expr` is a type annotation (`x: T` with or without a value)
-    - item: `expr` was put into the container (`x.append(e)`, `x[k] = e`; path ("*",) for the
-      elements of an iterable: `x.extend(es)`); `target` is the constant key, if any
+    - item: `expr` was put into the container `x`. path () for one element (`x.append(e)`),
+      ("*",) for the elements of an iterable (`x.extend(es)`), ("**",) for a mapping's items
+      (`x.update(m)`), ("=",) for a subscript store (`x[k] = e`, whose key is `keys[-1]`);
+      `keys` is the chain of subscripts from `x` down to the store (`x["a"]["b"] = e`:
+      ("a", "b"); `x["a"].append(e)`: ("a",)), each a constant or ANY_KEY
     """
 
     kind: str
     expr: ast.AST | None = None
     path: tuple = ()
     target: str = ""
+    keys: tuple = ()
 
 
 @dataclass(eq=False)
@@ -52,6 +56,10 @@ class FuncInfo:
     _implicit: list | None = None
     _special: list | None = None
     _params: frozenset | None = None
+    _reads: dict | None = None
+    _untracked: set | None = None
+    _made: dict | None = None
+    _self_assigns: list | None = None
 
     @property
     def kind(self) -> str:
@@ -76,17 +84,44 @@ class FuncInfo:
 
     def locals(self) -> dict[str, list[Binding]]:
         if self._locals is None:
-            self._locals = {}
-            body = [self.node.body] if isinstance(self.node, ast.Lambda) else self.node.body
-            for stmt in body:
-                collect_bindings(stmt, self._locals, self.qual, self.module.package)
+            self._scan()
         return self._locals
 
+    def reaching(self, node: ast.Name):
+        """The histories (`index/flow.py`) of this body's bindings that reach the read `node`,
+        or None where statement order is not modelled (every binding counts)."""
+        if self._reads is None:
+            from .flow import body_reads
+
+            if isinstance(self.node, ast.Lambda):
+                self._reads = {}
+            else:
+                if self._made is None:
+                    self._scan()
+                made = self._made or {}
+                self._reads = body_reads(self.node.body, lambda stmt: made.get(id(stmt), {}), self._untracked)
+                self._made = None  # only the flow walk reads it
+        return self._reads.get(id(node))
+
+    def self_assignments(self) -> list[tuple[str, Binding]]:
+        """`self.x = ...` (and `setattr(self, "x", ...)`, `self.x.append(...)`) in this method."""
+        if self._self_assigns is None:
+            self._scan()
+        return self._self_assigns
+
     def _scan(self) -> None:
-        """One walk over the body: call sites, returns, yields and implicit-call statements."""
+        """One walk over the body for everything read off it: call sites, returns, yields,
+        implicit-call statements, the bindings of the body (and which statement makes each, for
+        index/flow.py), the names flow does not follow, and the method's `self.x` stores."""
         calls, returns, special = [], [], []
+        untracked: set[str] = set()  # names statement order does not follow (index/flow.py)
+        made: dict[int, dict] = {}   # id(statement) -> the bindings it makes, by name
+        self_assigns: list[tuple[str, Binding]] = []
+        selfname = first_param(self) if self.cls is not None and self.kind != "staticmethod" else None
+        scope_qual = self.module.name if self.name == MODULE_CODE else self.qual
+        package = self.module.package
         generator = False
-        for n in walk_local(self.node):
+        for n, owner in _walk_owned(self.node):
             if isinstance(n, ast.Call):
                 calls.append(n)
             elif isinstance(n, ast.Return):
@@ -97,11 +132,33 @@ class FuncInfo:
             elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Raise, ast.For, ast.AsyncFor,
                                 ast.comprehension)):
                 special.append(n)
+            if isinstance(n, (ast.comprehension, ast.NamedExpr)):
+                untracked.update(t.id for t in ast.walk(n.target) if isinstance(t, ast.Name))
+            elif isinstance(n, (ast.Global, ast.Nonlocal)):
+                untracked.update(n.names)
+            table = made.get(id(owner))
+            if table is None:
+                table = made[id(owner)] = {}
+            bind_node(n, table, scope_qual, package)
+            if selfname is not None:
+                self_assigns.extend(_self_assignments(n, selfname))
         calls.sort(key=lambda c: (c.lineno, c.col_offset))
         self._calls = calls
         self._returns = [self.node.body] if isinstance(self.node, ast.Lambda) else returns
         self._generator = generator and not isinstance(self.node, ast.Lambda)
         self._special = special
+        self._untracked = untracked
+        self._self_assigns = self_assigns
+        if self._locals is None:  # module code's are the module's globals, collected at load
+            table = {}
+            for per_stmt in made.values():
+                for name, bs in per_stmt.items():
+                    table.setdefault(name, []).extend(bs)
+            self._locals = table
+        # kept for reaching() only where statement order can matter (a name bound twice or
+        # stored into): the flow walk is not needed elsewhere, and the tables would double locals
+        ordered = any(len(bs) > 1 or bs[0].kind == "item" for bs in self._locals.values())
+        self._made = made if self._reads is None and ordered else None
 
     def calls(self) -> list[ast.Call]:
         if self._calls is None:
@@ -175,12 +232,8 @@ class ClassInfo:
         if self._self_attrs is None:
             out: dict[str, list[tuple[FuncInfo, Binding]]] = {}
             for fn in self.methods.values():
-                selfname = first_param(fn)
-                if not selfname or fn.kind in ("staticmethod",):
-                    continue
-                for node in walk_local(fn.node):
-                    for attr, binding in _self_assignments(node, selfname):
-                        out.setdefault(attr, []).append((fn, binding))
+                for attr, binding in fn.self_assignments():
+                    out.setdefault(attr, []).append((fn, binding))
             self._self_attrs = out
         return self._self_attrs
 
@@ -242,6 +295,31 @@ def walk_local(node: ast.AST) -> Iterator[ast.AST]:
         stack.extend(ast.iter_child_nodes(cur))
 
 
+def _walk_owned(node: ast.AST) -> Iterator[tuple[ast.AST, ast.AST | None]]:
+    """walk_local, with each node's statement: itself or the closest statement around it."""
+    if isinstance(node, ast.Lambda):
+        stack: list[tuple[ast.AST, ast.AST | None]] = [(node.body, None)]
+    elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        stack = [(s, s) for s in node.body]
+    else:
+        stack = [(node, node if isinstance(node, ast.stmt) else None)]
+    stmt = ast.stmt
+    while stack:
+        cur, owner = stack.pop()
+        yield cur, owner
+        if isinstance(cur, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            children = [*cur.decorator_list, *(d for d in cur.args.defaults if d is not None),
+                        *(d for d in cur.args.kw_defaults if d is not None)]
+        elif isinstance(cur, ast.Lambda):
+            children = cur.args.defaults
+        elif isinstance(cur, ast.ClassDef):
+            children = [*cur.decorator_list, *cur.bases]
+        else:
+            children = ast.iter_child_nodes(cur)
+        for child in children:
+            stack.append((child, child if isinstance(child, stmt) else owner))
+
+
 def decorator_name(node: ast.expr) -> str:
     if isinstance(node, ast.Call):
         node = node.func
@@ -255,7 +333,11 @@ def decorator_name(node: ast.expr) -> str:
 
 
 # Container methods that put values in: `layers.append(Layer())`, `table.update({...})`.
-ADDING_METHODS = {"append": 0, "add": 0, "insert": 1, "setdefault": 1, "extend": "*", "update": "*", "appendleft": 0}
+ADDING_METHODS = {"append": 0, "add": 0, "insert": 1, "setdefault": 1, "extend": "*", "update": "**", "appendleft": 0}
+# A subscript key that is not a literal (`x[k] = e`).
+ANY_KEY = ...
+# The name module-level code runs under (`mod.<module>`, see index/project.py).
+MODULE_CODE = "<module>"
 
 
 def _is_self_attr(node: ast.AST, selfname: str) -> bool:
@@ -266,16 +348,27 @@ def _mutation(node: ast.AST) -> tuple[ast.AST, Binding] | None:
     """`X.append(v)` / `X[k] = v` and friends: (the container expression X, the binding)."""
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ADDING_METHODS:
         pos = ADDING_METHODS[node.func.attr]
-        if pos == "*" and node.args:
-            return node.func.value, Binding("item", node.args[0], ("*",))
+        container, keys = _subscripts(node.func.value)
+        if isinstance(pos, str) and node.args:
+            return container, Binding("item", node.args[0], (pos,), keys=keys)
         if isinstance(pos, int) and len(node.args) > pos:
-            return node.func.value, Binding("item", node.args[pos], ())
+            return container, Binding("item", node.args[pos], (), keys=keys)
     if isinstance(node, ast.Assign):
         for t in node.targets:
             if isinstance(t, ast.Subscript):
-                key = t.slice.value if isinstance(t.slice, ast.Constant) and isinstance(t.slice.value, str) else None
-                return t.value, Binding("item", node.value, (), target=key or "")
+                container, keys = _subscripts(t)
+                return container, Binding("item", node.value, ("=",), keys=keys)
     return None
+
+
+def _subscripts(node: ast.AST) -> tuple[ast.AST, tuple]:
+    """`x["a"][k]` -> (x, ("a", ANY_KEY)): the container a nested store goes into, and the keys."""
+    keys = []
+    while isinstance(node, ast.Subscript):
+        s = node.slice
+        keys.append(s.value if isinstance(s, ast.Constant) and not isinstance(s.value, type(...)) else ANY_KEY)
+        node = node.value
+    return node, tuple(reversed(keys))
 
 
 def _self_assignments(node: ast.AST, selfname: str) -> Iterator[tuple[str, Binding]]:
@@ -328,39 +421,44 @@ def _bind_target(target: ast.AST, table: dict, make) -> None:
 def collect_bindings(root: ast.AST, table: dict, scope_qual: str, package: str) -> None:
     """Bindings made in one scope (a function body or a module body), nested scopes excluded."""
     for node in walk_local(root) if not isinstance(root, ast.stmt) else _walk_stmt(root):
-        mutated = _mutation(node)
-        if mutated is not None and isinstance(mutated[0], ast.Name):
-            _add(table, mutated[0].id, mutated[1])
-        if isinstance(node, ast.Assign):
-            for t in node.targets:
-                _bind_target(t, table, lambda p, v=node.value: Binding("assign", v, p))
-        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
-            if node.value is not None:
-                _bind_target(node.target, table, lambda p, v=node.value: Binding("assign", v, p))
-            if isinstance(node, ast.AnnAssign):  # `x: T` (dataclass fields, typed attributes)
-                _bind_target(node.target, table, lambda p, a=node.annotation: Binding("annot", a, p))
-        elif isinstance(node, ast.NamedExpr):
+        bind_node(node, table, scope_qual, package)
+
+
+def bind_node(node: ast.AST, table: dict, scope_qual: str, package: str) -> None:
+    """The bindings one node makes in its scope (`scope_qual` names its definitions)."""
+    mutated = _mutation(node)
+    if mutated is not None and isinstance(mutated[0], ast.Name):
+        _add(table, mutated[0].id, mutated[1])
+    if isinstance(node, ast.Assign):
+        for t in node.targets:
+            _bind_target(t, table, lambda p, v=node.value: Binding("assign", v, p))
+    elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+        if node.value is not None:
             _bind_target(node.target, table, lambda p, v=node.value: Binding("assign", v, p))
-        elif isinstance(node, (ast.For, ast.AsyncFor)):
-            _bind_target(node.target, table, lambda p, v=node.iter: Binding("iter", v, p))
-        elif isinstance(node, ast.comprehension):
-            _bind_target(node.target, table, lambda p, v=node.iter: Binding("iter", v, p))
-        elif isinstance(node, (ast.With, ast.AsyncWith)):
-            for item in node.items:
-                if item.optional_vars is not None:
-                    _bind_target(item.optional_vars, table, lambda p, v=item.context_expr: Binding("with", v, p))
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            for name, target in import_bindings(node, package):
-                _add(table, name, Binding("import", target=target))
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            _add(table, node.name, Binding("def", target=f"{scope_qual}.{node.name}"))
-        elif isinstance(node, ast.ClassDef):
-            _add(table, node.name, Binding("class", target=f"{scope_qual}.{node.name}"))
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            _add(table, node.name, Binding("assign", None, ()))
-        elif isinstance(node, ast.Global):
-            for n in node.names:
-                _add(table, n, Binding("global"))
+        if isinstance(node, ast.AnnAssign):  # `x: T` (dataclass fields, typed attributes)
+            _bind_target(node.target, table, lambda p, a=node.annotation: Binding("annot", a, p))
+    elif isinstance(node, ast.NamedExpr):
+        _bind_target(node.target, table, lambda p, v=node.value: Binding("assign", v, p))
+    elif isinstance(node, (ast.For, ast.AsyncFor)):
+        _bind_target(node.target, table, lambda p, v=node.iter: Binding("iter", v, p))
+    elif isinstance(node, ast.comprehension):
+        _bind_target(node.target, table, lambda p, v=node.iter: Binding("iter", v, p))
+    elif isinstance(node, (ast.With, ast.AsyncWith)):
+        for item in node.items:
+            if item.optional_vars is not None:
+                _bind_target(item.optional_vars, table, lambda p, v=item.context_expr: Binding("with", v, p))
+    elif isinstance(node, (ast.Import, ast.ImportFrom)):
+        for name, target in import_bindings(node, package):
+            _add(table, name, Binding("import", target=target))
+    elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        _add(table, node.name, Binding("def", target=f"{scope_qual}.{node.name}"))
+    elif isinstance(node, ast.ClassDef):
+        _add(table, node.name, Binding("class", target=f"{scope_qual}.{node.name}"))
+    elif isinstance(node, ast.ExceptHandler) and node.name:
+        _add(table, node.name, Binding("assign", None, ()))
+    elif isinstance(node, ast.Global):
+        for n in node.names:
+            _add(table, n, Binding("global"))
 
 
 def _walk_stmt(stmt: ast.stmt) -> Iterator[ast.AST]:

@@ -97,19 +97,27 @@ _OPAQUE_UNKNOWN = VUnknown("argument not inferred at the call site")
 _OPAQUE_EXT = VExt("<external value>")
 
 
+def _external_method(name: str) -> bool:
+    """`ext.Cls().fun`: a method of an external instance keeps its name (`calls.external_callee`)."""
+    from .calls import external_callee
+
+    return "(" in name and external_callee(name) is not None
+
+
 def _normal(vals: FrozenSet[Value]) -> FrozenSet[Value]:
     """Forget what cannot change a call's resolution, so callers that pass different tensors,
     flags or literals share one context: literals other than strings, the reasons of unknown
     values, and which external object an external value is (`torch.cat()` or `x.float()`:
     calls on either are external alike). External classes and functions keep their names,
-    since containers and builtins are modelled by name."""
+    since containers and builtins are modelled by name, and so do methods of instances of
+    external classes (`a.fun` of `a = ext.Cls()`), since a call of one is recorded by name."""
     out = set()
     for v in vals:
         if isinstance(v, VUnknown):
             out.add(_OPAQUE_UNKNOWN)
         elif isinstance(v, VConst) and not isinstance(v.value, str):
             out.add(NONE)
-        elif isinstance(v, VExt) and ("(" in v.name or v.name.startswith("<")):
+        elif isinstance(v, VExt) and ("(" in v.name or v.name.startswith("<")) and not _external_method(v.name):
             out.add(_OPAQUE_EXT)
         else:
             out.add(v)

@@ -10,7 +10,7 @@ import ast
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, FrozenSet
 
-from ..index.scopes import FuncInfo
+from ..index.scopes import ADDING_METHODS, FuncInfo
 from .binding import CallArgs, bind
 from .values import EMPTY, Ctx, Value, VClass, VConst, VExt, VFunc, VInst, VPartial, VSeq, VSeqMethod, VSuper, VUnknown
 
@@ -155,16 +155,21 @@ class CallModel:
                 out |= self.call_value(elem, args, node, scope, d, tags)
             return frozenset(out)
         if isinstance(v, VExt):
-            if "(" not in v.name and not v.name.startswith("<"):
-                d.externals.append(v.name)
+            name = external_callee(v.name)
+            if name is not None:
+                d.externals.append(name)
             for rule in self.rules:
                 handled = rule(self, v, args, node, scope, d, tags)
                 if handled is not None:
                     return handled
             return frozenset({VExt(v.name + "()")})
         if isinstance(v, VSeqMethod):
-            from ..semantics.builtins_model import seq_method
+            from ..semantics.builtins_model import BUILTIN_KINDS, builtin_lacks, seq_method
 
+            # `d.items()`: a method of a builtin container runs. The methods that put values in
+            # (`append`, `update`...) are modelled as stores into the container, not as calls.
+            if v.seq.kind in BUILTIN_KINDS and v.attr not in ADDING_METHODS and not builtin_lacks(v.seq.kind, v.attr):
+                d.externals.append(f"builtins.{v.seq.kind}.{v.attr}")
             return seq_method(ev, v.seq, v.attr, args, tags)
         if isinstance(v, VUnknown):
             d.unresolved.append(v.why)
@@ -189,6 +194,10 @@ class CallModel:
         if init is not None:
             inst = VInst(qual, True, init_bindings(init[0], args))
             self.invoke(init[0], inst, args, None, rule, d, returning=False)
+        else:
+            ext = cm.external_bases(qual)
+            if ext and "(" not in ext[0] and not ext[0].startswith("<"):
+                d.externals.append(f"{ext[0]}.__init__")  # no __init__ in the tree: the base's runs
         if new is not None:
             ctx = bind(new[0], VClass(qual), args, None)
             d.targets.append(Target(new[0].qual, ctx, "constructor"))
@@ -251,6 +260,21 @@ class CallModel:
             else:
                 out |= self.ev.iterate(frozenset({it}), tags)
         return frozenset(out)
+
+
+def external_callee(name: str) -> str | None:
+    """The import name an external callee value is recorded by, or None when it has none: an
+    external function or class (`torch.cat`), or a method of an instance of an external class
+    (`ext.Cls().fun` is `ext.Cls.fun`; a class by PEP 8's CapWords, since the class itself is
+    not read). The result of some other call (`torch.cat(...).view`) has no import name."""
+    if name.startswith("<"):
+        return None
+    if "(" not in name:
+        return name
+    head, sep, attr = name.partition("().")
+    if sep and "(" not in head and "(" not in attr and "." not in attr and head.rsplit(".", 1)[-1][:1].isupper():
+        return f"{head}.{attr}"
+    return None
 
 
 def init_bindings(init: FuncInfo, args: CallArgs) -> tuple:

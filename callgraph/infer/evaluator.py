@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from typing import FrozenSet, Iterable
 
 from ..index.project import Project
-from ..index.scopes import Binding, ClassInfo, FuncInfo, ModuleInfo, decorator_name, first_param
+from ..index.scopes import MODULE_CODE, Binding, ClassInfo, FuncInfo, ModuleInfo, decorator_name, first_param
+from .stores import apply as apply_stores, remote_stores
 from .values import EMPTY, NONE, Ctx, Value, VClass, VConst, VExt, VFunc, VInst, VModule, VPartial, VSeq, VSeqMethod, VSuper, VUnknown, unknown
 
 BUILTIN_NAMES = frozenset(dir(builtins))
@@ -47,12 +48,27 @@ class Evaluator:
         self._returns: dict = {}
         self._attrs: dict = {}
         self._return_contexts: dict[str, int] = {}
+        self.stores_memo: dict = {}  # id(module) -> stores into its globals (infer/stores.py)
         self._depth = 0
         self.max_depth = max_depth
         self.max_return_contexts = max_return_contexts
 
     def memo_size(self) -> int:
-        return len(self.calls._memo) + len(self._names)
+        """Entries forget_local() would drop (call sites dispatched; local names grow alongside)."""
+        return len(self.calls._memo)
+
+    def close(self) -> None:
+        """Drop every memo. The evaluator and its models refer to each other, so with the
+        cyclic collector paused (gcpause.py) nothing else would free them before exit."""
+        from . import calls, classes
+
+        self.forget_local()
+        self._names.clear()
+        self._returns.clear()
+        self._attrs.clear()
+        self.stores_memo.clear()
+        self.classes = classes.ClassModel(self)
+        self.calls = calls.CallModel(self)
 
     def forget_local(self) -> None:
         """Drop the memos that belong to one calling context: each call site's dispatch and
@@ -135,9 +151,11 @@ class Evaluator:
 
     # -- names -----------------------------------------------------------------------------
     def _eval_Name(self, node: ast.Name, scope: Scope, tags: set[str]) -> FrozenSet[Value]:
-        return self.lookup(node.id, scope, tags)
+        return self.lookup(node.id, scope, tags, node)
 
-    def lookup(self, name: str, scope: Scope, tags: set[str]) -> FrozenSet[Value]:
+    def lookup(self, name: str, scope: Scope, tags: set[str], node: ast.Name | None = None) -> FrozenSet[Value]:
+        """A name's values where it is read. A read in the body that binds the name (`node`
+        given) sees the bindings that reach it in statement order; other reads see them all."""
         fn, ctx = scope.fn, scope.ctx
         while fn is not None:
             if name in fn.param_names():
@@ -148,8 +166,16 @@ class Evaluator:
                     return bound
                 return self.unbound_param(fn, name, Scope(fn.module, fn, ctx), tags)
             local = fn.locals().get(name)
-            if local and not any(b.kind == "global" for b in local):
-                return self._bindings(local, Scope(fn.module, fn, ctx), tags, ("local", fn.qual, name, ctx))
+            # a name the body only stores into (`table[k] = v`) is the enclosing scope's
+            if local and not any(b.kind == "global" for b in local) and not all(b.kind == "item" for b in local):
+                fscope = Scope(fn.module, fn, ctx)
+                remote = self._remote(fn, name, fscope)
+                # statement order only matters for a name bound more than once or stored into
+                ordered = len(local) > 1 or local[0].kind == "item"
+                hists = fn.reaching(node) if ordered and node is not None and fn is scope.fn else None
+                if hists is not None:
+                    return self._histories(hists, fscope, tags, ("flow", fn.qual, name, hists), remote)
+                return self._bindings(local, fscope, tags, ("local", fn.qual, name, ctx), remote)
             parent = fn.parent
             ctx = ctx.closure if ctx is not None and ctx.closure is not None else (Ctx(parent.qual) if parent else None)
             fn = parent
@@ -159,7 +185,8 @@ class Evaluator:
 
     def global_name(self, mod: ModuleInfo, name: str, tags: set[str], _seen: frozenset = frozenset()) -> FrozenSet[Value]:
         if name in mod.globals:
-            return self._bindings(mod.globals[name], Scope(mod), tags, ("global", mod.name, name))
+            remote = [(b, Scope(f.module, f, None)) for b, f in remote_stores(self, mod).get(name, ())]
+            return self._bindings(mod.globals[name], Scope(mod), tags, ("global", mod.name, name), remote)
         for star in mod.star_imports:
             if star in _seen:
                 continue
@@ -176,7 +203,13 @@ class Evaluator:
             return frozenset({VConst(None)})
         return unknown(f"name '{name}' is not defined in {mod.display}")
 
-    def _bindings(self, bindings: Iterable[Binding], scope: Scope, tags: set[str], key) -> FrozenSet[Value]:
+    def _remote(self, fn: FuncInfo, name: str, scope: Scope) -> list:
+        """Stores other functions make into this name: module code's globals only."""
+        if fn.name != MODULE_CODE:
+            return []
+        return [(b, Scope(f.module, f, None)) for b, f in remote_stores(self, fn.module).get(name, ())]
+
+    def _bindings(self, bindings: Iterable[Binding], scope: Scope, tags: set[str], key, remote=()) -> FrozenSet[Value]:
         key = (key, scope.ctx)
         if key in self._names:
             vals, btags = self._names[key]
@@ -185,14 +218,34 @@ class Evaluator:
         self._names[key] = (EMPTY, frozenset())
         out: set[Value] = set()
         btags: set[str] = set()
-        items: list[Binding] = []
+        items: list = []
         for b in bindings:
             if b.kind == "item":
-                items.append(b)
+                items.append((b, scope))
             else:
                 out |= self.binding_value(b, scope, btags)
-        if items:
-            out = self.fill(out, [(b, scope) for b in items], btags)
+        if items or remote:
+            out = self.fill(out, items + list(remote), btags)
+        result = frozenset(out)
+        self._names[key] = (result, frozenset(btags))
+        tags |= btags
+        return result
+
+    def _histories(self, hists, scope: Scope, tags: set[str], key, remote=()) -> FrozenSet[Value]:
+        """A read's values from the histories that reach it (`index/flow.py`): each path's
+        binding, then its stores in order; stores from other functions may come at any time."""
+        key = (key, scope.ctx)
+        if key in self._names:
+            vals, btags = self._names[key]
+            tags |= btags
+            return vals
+        self._names[key] = (EMPTY, frozenset())
+        out: set[Value] = set()
+        btags: set[str] = set()
+        for head, items in sorted(hists, key=repr):
+            vals = self.binding_value(head, scope, btags) if head is not None else EMPTY
+            stores = [(b, scope, strong) for b, strong in items] + list(remote)
+            out |= self.fill(set(vals), stores, btags) if stores else vals
         result = frozenset(out)
         self._names[key] = (result, frozenset(btags))
         tags |= btags
@@ -222,34 +275,9 @@ class Evaluator:
         return self.unpack(vals, b.path, tags) if b.path else vals
 
     def fill(self, values: set[Value], items: list, tags: set[str]) -> set[Value]:
-        """Containers with what was put into them later (`layers.append(Layer(i))`,
-        `table["k"] = f`): flow-insensitively, every put value is an element."""
-        elems: set[Value] = set()
-        keys: list = []
-        for b, scope in items:
-            vals = self.eval(b.expr, scope, tags)
-            if b.path == ("*",):
-                vals = self.iterate(vals, tags)
-            elems |= vals
-            if b.target:
-                keys.append((b.target, _cap(vals)))
-        put = _cap(frozenset(elems))
-        out: set[Value] = set()
-        seqs = [v for v in values if isinstance(v, VSeq)]
-        for v in values:
-            if isinstance(v, VSeq):
-                merged_keys = None
-                if v.keys is not None:
-                    merged = dict(v.keys)
-                    for k, kv in keys:
-                        merged[k] = merged.get(k, frozenset()) | kv
-                    merged_keys = tuple(sorted(merged.items())) if len(keys) == len(items) else None
-                out.add(VSeq(v.elems | put, v.kind, None, merged_keys))
-            else:
-                out.add(v)
-        if not seqs:
-            out.add(VSeq(put, "list"))
-        return out
+        """Containers with what was put into them (`layers.append(Layer(i))`, `table["k"] = f`):
+        `items` are (Binding, Scope[, strong]) stores applied in order (`stores.py`)."""
+        return apply_stores(self, values, items, tags)
 
     def decorated(self, fn: FuncInfo, value: FrozenSet[Value], scope: Scope, tags: set[str]) -> FrozenSet[Value]:
         """The name a decorated def binds: each in-tree decorator's return value, applied
@@ -378,6 +406,10 @@ class Evaluator:
         if isinstance(v, VSeq):
             return frozenset({VSeqMethod(v, attr)})
         if isinstance(v, VConst):
+            from ..semantics.builtins_model import builtin_lacks
+
+            if builtin_lacks(type(v.value).__name__, attr):
+                return EMPTY  # `self.x = None` elsewhere: no value, not `None.view`
             return frozenset({VExt(f"builtins.{type(v.value).__name__}.{attr}")})
         if isinstance(v, VFunc):
             return frozenset({VExt(f"builtins.function.{attr}")})
@@ -424,12 +456,12 @@ class Evaluator:
             if isinstance(v, VSeq):
                 tags.add("container")
                 if isinstance(node.slice, ast.Slice):
-                    out.add(VSeq(v.elems, v.kind if v.kind != "tuple" else "list"))
-                elif v.items is not None and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, int):
-                    i = node.slice.value
-                    out |= v.items[i] if -len(v.items) <= i < len(v.items) else v.elems
+                    out.add(_sliced(v, node.slice))
                 elif v.keys is not None and isinstance(node.slice, ast.Constant):
                     out |= dict(v.keys).get(node.slice.value, v.elems)
+                elif v.items is not None and isinstance(node.slice, ast.Constant) and type(node.slice.value) is int:
+                    i = node.slice.value
+                    out |= v.items[i] if -len(v.items) <= i < len(v.items) else v.elems
                 else:
                     out |= v.elems
             elif isinstance(v, VUnknown):
@@ -449,7 +481,9 @@ class Evaluator:
         return self._seq([self.eval(e, scope, tags) if not isinstance(e, ast.Starred) else self.iterate(self.eval(e.value, scope, tags), tags) for e in node.elts], "tuple", node, scope, tags)
 
     def _eval_Set(self, node, scope, tags):
-        return self._eval_List(node, scope, tags)
+        # a set keeps no positions: its iteration order is not its source order
+        seq = next(iter(self._eval_List(node, scope, tags)))
+        return frozenset({VSeq(seq.elems, "set")})
 
     def _seq(self, items, kind, node, scope, tags):
         starred = any(isinstance(e, ast.Starred) for e in node.elts)
@@ -468,11 +502,14 @@ class Evaluator:
                         elems |= m.elems
                 continue
             elems |= vv
-            if isinstance(k, ast.Constant) and isinstance(k.value, str):
+            if isinstance(k, ast.Constant) and k.value is not ...:  # `{1: f, "1": g}`: two keys
                 keys.append((k.value, _cap(vv)))
             else:
                 exact = False
-        return frozenset({VSeq(_cap(frozenset(elems)), "dict", None, tuple(keys) if exact else None)})
+        if exact:  # a repeated key keeps its last value, as at run time
+            table = dict(keys)
+            return frozenset({VSeq(_cap(frozenset().union(*table.values())), "dict", None, tuple(table.items()))})
+        return frozenset({VSeq(_cap(frozenset(elems)), "dict", None, None)})
 
     def _comp(self, node, scope, tags, kind):
         elt = node.elt if not isinstance(node, ast.DictComp) else node.value
@@ -482,7 +519,7 @@ class Evaluator:
         return self._comp(node, scope, tags, "list")
 
     def _eval_SetComp(self, node, scope, tags):
-        return self._comp(node, scope, tags, "list")
+        return self._comp(node, scope, tags, "set")
 
     def _eval_GeneratorExp(self, node, scope, tags):
         return self._comp(node, scope, tags, "generator")
@@ -550,17 +587,31 @@ def _dotted_text(node: ast.AST) -> str | None:
 
 
 def _cap(values: FrozenSet[Value], depth: int = 0) -> FrozenSet[Value]:
-    """Bound container nesting so contexts stay finite (lists of lists of ... of layers)."""
+    """Bound container nesting so contexts stay finite (lists of lists of ... of layers); the
+    positions and keys of the containers kept are kept too (`d["a"]["b"]`)."""
     out = set()
     for v in values:
         if isinstance(v, VSeq):
             if depth >= MAX_SEQ_DEPTH:
                 out.add(VSeq(EMPTY, v.kind))
             else:
-                out.add(VSeq(_cap(v.elems, depth + 1), v.kind, None, None))
+                items = tuple(_cap(i, depth + 1) for i in v.items) if v.items is not None else None
+                keys = tuple((k, _cap(kv, depth + 1)) for k, kv in v.keys) if v.keys is not None else None
+                out.add(VSeq(_cap(v.elems, depth + 1), v.kind, items, keys))
         else:
             out.add(v)
     return frozenset(out)
+
+
+def _sliced(v: VSeq, s: ast.Slice) -> VSeq:
+    """`xs[1:3]`: with literal bounds (or none) and known positions, the positions kept."""
+    kind = v.kind if v.kind != "tuple" else "list"
+    bounds = [None if b is None else b.value if isinstance(b, ast.Constant) else ... for b in (s.lower, s.upper, s.step)]
+    known = all(b is None or type(b) is int for b in bounds) and (bounds[2] or 1) != 0
+    if v.items is None or not known:
+        return VSeq(v.elems, kind)
+    items = v.items[slice(*bounds)]
+    return VSeq(frozenset().union(*items) if items else EMPTY, kind, items)
 
 
 __all__ = ["Evaluator", "Scope"]

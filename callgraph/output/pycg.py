@@ -6,7 +6,9 @@ qualified names already match PyCG's for functions, methods and nested defs (`ma
 - lambdas: ours are `scope.<lambda:LINE:COL>`, PyCG's `scope.<lambdaN>`, N counting the lambdas of
   that scope (function, class or lambda) from 1 in source order. The mapping needs the source,
   read here with `ast` from `view.root` + the node's file (read only, never imported).
-- builtins: `builtins.print` is `<builtin>.print` in PyCG.
+- builtins: `builtins.print` is `<builtin>.print` in PyCG; a method of a builtin type is spelt
+  with PyCG's pseudo-type, `builtins.str.join` as `<**PyStr**>.join`, `builtins.dict.items` as
+  `<**PyDict**>.items`.
 - module-level code: PyCG names it by the module (`main`); a caller `main.<module>` becomes `main`.
 """
 from __future__ import annotations
@@ -32,9 +34,18 @@ def pycg_adjacency(view: GraphView) -> dict[str, list[str]]:
     return {k: sorted(v) for k, v in sorted(adj.items())}
 
 
+# PyCG's pseudo-types for the values of Python literals.
+PSEUDO_TYPES = {"str": "PyStr", "dict": "PyDict", "list": "PyList", "tuple": "PyTuple", "set": "PySet",
+                "int": "PyInt", "float": "PyFloat", "bytes": "PyBytes", "bool": "PyBool"}
+
+
 def _plain(q: str) -> str:
     if q.startswith("builtins."):
-        return "<builtin>." + q[len("builtins."):]
+        rest = q[len("builtins."):]
+        head, dot, attr = rest.partition(".")
+        if dot and head in PSEUDO_TYPES:
+            return f"<**{PSEUDO_TYPES[head]}**>.{attr}"
+        return "<builtin>." + rest
     if q.endswith(MODULE_SUFFIX):
         return q[: -len(MODULE_SUFFIX)]
     return q

@@ -15,6 +15,19 @@ PASS_FIRST = {"builtins.list", "builtins.tuple", "builtins.set", "builtins.froze
 IDENTITY = {"copy.copy", "copy.deepcopy", "builtins.id", "torch.compile", "torch.jit.script", "torch.jit.trace",
             "torch.nn.DataParallel", "torch.nn.parallel.DistributedDataParallel",
             "torch.nn.parallel.DataParallel"}
+# Container values whose methods are those of a builtin type (`builtins.dict.items`).
+BUILTIN_KINDS = {"list", "dict", "tuple", "set"}
+_BUILTIN_TYPES = {t.__name__: t for t in (list, dict, tuple, set, frozenset, str, bytes, int, float, complex, bool,
+                                          type(None))}
+
+
+def builtin_lacks(type_name: str, attr: str) -> bool:
+    """Whether a value of builtin type `type_name` has no attribute `attr` (Python would raise
+    AttributeError, so the attribute stands for no value and no call): `None.view` on the
+    `self.x = None` path of an attribute, `list.float`. The running interpreter's own builtins
+    answer; a type not listed here is taken to have every attribute."""
+    t = _BUILTIN_TYPES.get(type_name)
+    return t is not None and not hasattr(t, attr)
 # Calls whose result depends on strings computed at run time: never "external", always unknown.
 DYNAMIC = {"importlib.import_module": "a module imported by a computed name (importlib.import_module)",
            "builtins.__import__": "a module imported by a computed name (__import__)",
@@ -100,6 +113,8 @@ def seq_method(ev, seq: VSeq, attr: str, args, tags):
         return seq.elems | (args.pos[1] if len(args.pos) > 1 else EMPTY)
     if attr == "keys":
         return frozenset({VSeq(frozenset({VConst(None)}), "list")})
+    if builtin_lacks(seq.kind, attr):
+        return EMPTY
     return frozenset({VExt(f"builtins.{seq.kind}.{attr}()")})
 
 
