@@ -16,7 +16,7 @@ import os
 import tempfile
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable, Iterator
 
 from ..errors import CallgraphError
 from ..model import GraphView, Hop, Node, Unresolved
@@ -34,19 +34,27 @@ def to_json_text(view: GraphView) -> str:
 
 
 def json_lines(data: dict[str, Any]) -> str:
+    return "".join(json_chunks(data))
+
+
+def json_chunks(data: dict[str, Any]) -> Iterator[str]:
     """JSON with one top-level key per line, and a list of records one record per line:
     readable and diffable, and each line goes through json's C encoder (`indent=` sends all
-    190k edges of a whole-tree export through the pure-Python one, ten times slower)."""
+    190k edges of a whole-tree export through the pure-Python one, ten times slower). Yielded
+    line by line, so a big graph is written without its whole text in memory."""
     if not data:
-        return "{}\n"
-    parts = []
-    for key, value in data.items():
+        yield "{}\n"
+        return
+    for i, (key, value) in enumerate(data.items()):
+        head = "{\n" if i == 0 else ",\n"
         if isinstance(value, list) and value and isinstance(value[0], dict):
-            body = ",\n".join("    " + json.dumps(v) for v in value)
-            parts.append(f"  {json.dumps(key)}: [\n{body}\n  ]")
+            yield f"{head}  {json.dumps(key)}: [\n"
+            for j, record in enumerate(value):
+                yield ("    " if j == 0 else ",\n    ") + json.dumps(record)
+            yield "\n  ]"
         else:
-            parts.append(f"  {json.dumps(key)}: {json.dumps(value)}")
-    return "{\n" + ",\n".join(parts) + "\n}\n"
+            yield f"{head}  {json.dumps(key)}: {json.dumps(value)}"
+    yield "\n}\n"
 
 
 def view_from_json(data: dict[str, Any]) -> GraphView:
@@ -139,15 +147,19 @@ def render(view: GraphView, fmt: str) -> str:
     raise FormatError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
 
 
-def write_atomic(out: str | Path, text: str) -> Path:
-    """Write beside `out`, then rename over it: readers see the old file or the whole new one."""
+def write_atomic(out: str | Path, text: str | Iterable[str]) -> Path:
+    """Write beside `out`, then rename over it: readers see the old file or the whole new one.
+    `text`: the whole text, or its pieces in order."""
     out = Path(out)
     if not out.parent.is_dir():
         raise FormatError(f"cannot write {out}: folder {out.parent} does not exist")
     fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
+            if isinstance(text, str):
+                fh.write(text)
+            else:
+                fh.writelines(text)
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)
@@ -162,4 +174,10 @@ def write_atomic(out: str | Path, text: str) -> Path:
 
 
 def write_graph(view: GraphView, out: str | Path, fmt: str) -> Path:
+    if fmt == "json":
+        return write_atomic(out, json_chunks(view.to_json()))
+    if fmt == "pycg":
+        from .pycg import pycg_adjacency
+
+        return write_atomic(out, json_chunks(pycg_adjacency(view)))
     return write_atomic(out, render(view, fmt))
