@@ -210,43 +210,41 @@ class Evaluator:
         return [(b, Scope(f.module, f, None)) for b, f in remote_stores(self, fn.module).get(name, ())]
 
     def _bindings(self, bindings: Iterable[Binding], scope: Scope, tags: set[str], key, remote=()) -> FrozenSet[Value]:
-        key = (key, scope.ctx)
-        if key in self._names:
-            vals, btags = self._names[key]
-            tags |= btags
-            return vals
-        self._names[key] = (EMPTY, frozenset())
-        out: set[Value] = set()
-        btags: set[str] = set()
-        items: list = []
-        for b in bindings:
-            if b.kind == "item":
-                items.append((b, scope))
-            else:
-                out |= self.binding_value(b, scope, btags)
-        if items or remote:
-            out = self.fill(out, items + list(remote), btags)
-        result = frozenset(out)
-        self._names[key] = (result, frozenset(btags))
-        tags |= btags
-        return result
+        def compute(btags: set[str]) -> set[Value]:
+            out: set[Value] = set()
+            items: list = []
+            for b in bindings:
+                if b.kind == "item":
+                    items.append((b, scope))
+                else:
+                    out |= self.binding_value(b, scope, btags)
+            return self.fill(out, items + list(remote), btags) if items or remote else out
+
+        return self._memo_name((key, scope.ctx), tags, compute)
 
     def _histories(self, hists, scope: Scope, tags: set[str], key, remote=()) -> FrozenSet[Value]:
         """A read's values from the histories that reach it (`index/flow.py`): each path's
         binding, then its stores in order; stores from other functions may come at any time."""
-        key = (key, scope.ctx)
+        def compute(btags: set[str]) -> set[Value]:
+            out: set[Value] = set()
+            for head, items in sorted(hists, key=_history_order):
+                vals = self.binding_value(head, scope, btags) if head is not None else EMPTY
+                stores = [(b, scope, strong) for b, strong in items] + list(remote)
+                out |= self.fill(set(vals), stores, btags) if stores else vals
+            return out
+
+        return self._memo_name((key, scope.ctx), tags, compute)
+
+    def _memo_name(self, key, tags: set[str], compute) -> FrozenSet[Value]:
+        """A name's values and the rules that typed them, memoised (an entry in progress reads
+        as empty: the recursion guard)."""
         if key in self._names:
             vals, btags = self._names[key]
             tags |= btags
             return vals
         self._names[key] = (EMPTY, frozenset())
-        out: set[Value] = set()
         btags: set[str] = set()
-        for head, items in sorted(hists, key=repr):
-            vals = self.binding_value(head, scope, btags) if head is not None else EMPTY
-            stores = [(b, scope, strong) for b, strong in items] + list(remote)
-            out |= self.fill(set(vals), stores, btags) if stores else vals
-        result = frozenset(out)
+        result = frozenset(compute(btags))
         self._names[key] = (result, frozenset(btags))
         tags |= btags
         return result
@@ -573,6 +571,17 @@ class Evaluator:
 
     def _eval_Compare(self, node, scope, tags):
         return frozenset({VConst(None)})
+
+
+def _history_order(history) -> tuple:
+    """Source order of a history's bindings (not `repr`, which shows memory addresses)."""
+    return tuple(_binding_pos(b) for b in (history[0], *(ib for ib, _ in history[1])))
+
+
+def _binding_pos(b) -> tuple:
+    if b is None:
+        return (-1, -1, "")
+    return (getattr(b.expr, "lineno", 0), getattr(b.expr, "col_offset", 0), b.kind)
 
 
 def _dotted_text(node: ast.AST) -> str | None:
