@@ -147,12 +147,17 @@ def test_callees_command(capsys):
     assert main(["callees", "NoSuchThing", "--root", str(ROOT), "--no-cache"]) == 3
 
 
+def _adjacency(tmp_path) -> dict:
+    """PyCG's adjacency of the whole-tree export of the files written under tmp_path."""
+    from callgraph.api import Analysis
+
+    return pycg_adjacency(Analysis(roots=[str(tmp_path)], use_cache=False, warn=lambda m: None).export())
+
+
 def test_external_callee_names(tmp_path):
     """Calls into code outside the roots are recorded by import name: a method of an external
     class's instance by the class (`Cls.fun`), the external base's `__init__` of an in-tree class
     without one, a builtin container's methods (but not the stores `append`/`update`)."""
-    from callgraph.api import Analysis
-
     (tmp_path / "main.py").write_text(
         "from ext import Cls, Base, make\n"
         "class Child(Base):\n    pass\n"
@@ -160,7 +165,7 @@ def test_external_callee_names(tmp_path):
         "def main():\n"
         "    a = Cls()\n    a.fun()\n    run(a.other)\n    make().chained()\n    Child()\n"
         "    d = {}\n    d.update({})\n    d.items()\n")
-    adj = pycg_adjacency(Analysis(roots=[str(tmp_path)], use_cache=False, warn=lambda m: None).export())
+    adj = _adjacency(tmp_path)
     assert set(adj["main.main"]) == {"ext.Cls", "ext.Cls.fun", "main.run", "ext.make", "ext.Base.__init__",
                                      "<**PyDict**>.items"}
     assert adj["main.run"] == ["ext.Cls.other"]
@@ -169,14 +174,12 @@ def test_external_callee_names(tmp_path):
 def test_export_hands_functions_down_more_than_one_call(tmp_path):
     """`main` passes `apply` to `twice`, which passes `leaf` to it: `apply`'s parameter is bound
     by a caller that is itself resolved with its callers' arguments (whole_tree.EXPORT_ROUNDS)."""
-    from callgraph.api import Analysis
-
     (tmp_path / "main.py").write_text(
         "def leaf():\n    pass\n"
         "def apply(f):\n    f()\n"
         "def twice(g):\n    g(leaf)\n"
         "def main():\n    twice(apply)\n")
-    adj = pycg_adjacency(Analysis(roots=[str(tmp_path)], use_cache=False, warn=lambda m: None).export())
+    adj = _adjacency(tmp_path)
     assert adj["main.twice"] == ["main.apply"]
     assert adj["main.apply"] == ["main.leaf"]
 
@@ -185,12 +188,10 @@ def test_attributes_builtin_types_lack_are_no_calls(tmp_path):
     """`self.x = None` on one path and a module on another: `self.x.view()` calls the module's
     method, not `None.view` (NoneType has no `view`); a list's `float` does not exist either,
     while a str's `join` does."""
-    from callgraph.api import Analysis
-
     (tmp_path / "main.py").write_text(
         "class M:\n    def view(self):\n        pass\n"
         "class W:\n    def __init__(self):\n        self.m = None\n"
         "    def build(self):\n        self.m = M()\n"
         "    def run(self):\n        self.m.view()\n        [1, 2].float()\n        ', '.join([])\n")
-    adj = pycg_adjacency(Analysis(roots=[str(tmp_path)], use_cache=False, warn=lambda m: None).export())
+    adj = _adjacency(tmp_path)
     assert set(adj["main.W.run"]) == {"main.M.view", "<**PyStr**>.join"}
