@@ -195,3 +195,13 @@ def test_attributes_builtin_types_lack_are_no_calls(tmp_path):
         "    def run(self):\n        self.m.view()\n        [1, 2].float()\n        ', '.join([])\n")
     adj = _adjacency(tmp_path)
     assert set(adj["main.W.run"]) == {"main.M.view", "<**PyStr**>.join"}
+
+
+def test_attribute_of_only_none_stays_an_external_object(tmp_path):
+    """`self.ws = None` is all the analysis sees of `ws`: the run-time object was not inferred,
+    so `self.ws.run(side=hook)` still hands `hook` to external code (a callback edge), with no
+    `None.run` edge."""
+    (tmp_path / "main.py").write_text(
+        "class R:\n    def __init__(self):\n        self.ws = None\n"
+        "    def go(self):\n        def hook():\n            pass\n        self.ws.run(side=hook)\n")
+    assert _adjacency(tmp_path)["main.R.go"] == ["main.R.go.hook"]

@@ -385,6 +385,11 @@ class Evaluator:
         out: set[Value] = set()
         for v in values:
             out |= self.attribute_of(v, attr, tags)
+        if not out and values and all(isinstance(v, VConst) for v in values):
+            # only literals, none with the attribute (`self.ws = None` and nothing else seen):
+            # the value it has at run time was not inferred; an unnamed external object keeps
+            # calls on it external (functions passed to them still count as callbacks)
+            return frozenset({VExt(f"<object>.{attr}")})
         return frozenset(out)
 
     def attribute_of(self, v: Value, attr: str, tags: set[str]) -> FrozenSet[Value]:
