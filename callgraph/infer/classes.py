@@ -12,7 +12,7 @@ import ast
 from typing import TYPE_CHECKING, FrozenSet
 
 from ..index.scopes import ClassInfo, FuncInfo, first_param
-from .values import EMPTY, Ctx, Value, VClass, VExt, VFunc, VInst, VSuper, VUnknown, unknown
+from .values import Ctx, Value, VClass, VExt, VFunc, VInst, VSuper, VUnknown, memoised, unknown
 
 if TYPE_CHECKING:
     from .evaluator import Evaluator
@@ -174,22 +174,14 @@ class ClassModel:
 
     # -- attribute lookup ------------------------------------------------------------------
     def attribute(self, v: Value, attr: str, tags: set[str]) -> FrozenSet[Value]:
-        key = (v, attr)
-        if key in self._attr:
-            vals, atags = self._attr[key]
-            tags |= atags
-            return vals
-        self._attr[key] = (EMPTY, frozenset())
-        atags: set[str] = set()
-        if isinstance(v, VSuper):
-            vals = self._super_attr(v, attr, atags)
-        elif isinstance(v, VClass):
-            vals = self._class_attr(v, attr, atags)
-        else:
-            vals = self._instance_attr(v, attr, atags)
-        self._attr[key] = (vals, frozenset(atags))
-        tags |= atags
-        return vals
+        def compute(atags: set[str]) -> FrozenSet[Value]:
+            if isinstance(v, VSuper):
+                return self._super_attr(v, attr, atags)
+            if isinstance(v, VClass):
+                return self._class_attr(v, attr, atags)
+            return self._instance_attr(v, attr, atags)
+
+        return memoised(self._attr, (v, attr), tags, compute)
 
     def _bind_method(self, fn: FuncInfo, owner: Value, cls_qual: str, tags: set[str]) -> FrozenSet[Value]:
         if any(d in PROPERTY_DECORATORS for d in fn.decorators):

@@ -16,7 +16,7 @@ from typing import FrozenSet, Iterable
 from ..index.project import Project
 from ..index.scopes import MODULE_CODE, Binding, ClassInfo, FuncInfo, ModuleInfo, decorator_name, first_param
 from .stores import apply as apply_stores, remote_stores
-from .values import EMPTY, NONE, Ctx, Value, VClass, VConst, VExt, VFunc, VInst, VModule, VPartial, VSeq, VSeqMethod, VSuper, VUnknown, unknown
+from .values import EMPTY, NONE, Ctx, Value, VClass, VConst, VExt, VFunc, VInst, VModule, VPartial, VSeq, VSeqMethod, VSuper, VUnknown, memoised, unknown
 
 BUILTIN_NAMES = frozenset(dir(builtins))
 # Nesting depth of containers kept (a list of lists of layers is still precise).
@@ -220,7 +220,7 @@ class Evaluator:
                     out |= self.binding_value(b, scope, btags)
             return self.fill(out, items + list(remote), btags) if items or remote else out
 
-        return self._memo_name((key, scope.ctx), tags, compute)
+        return memoised(self._names, (key, scope.ctx), tags, compute)
 
     def _histories(self, hists, scope: Scope, tags: set[str], key, remote=()) -> FrozenSet[Value]:
         """A read's values from the histories that reach it (`index/flow.py`): each path's
@@ -233,21 +233,7 @@ class Evaluator:
                 out |= self.fill(set(vals), stores, btags) if stores else vals
             return out
 
-        return self._memo_name((key, scope.ctx), tags, compute)
-
-    def _memo_name(self, key, tags: set[str], compute) -> FrozenSet[Value]:
-        """A name's values and the rules that typed them, memoised (an entry in progress reads
-        as empty: the recursion guard)."""
-        if key in self._names:
-            vals, btags = self._names[key]
-            tags |= btags
-            return vals
-        self._names[key] = (EMPTY, frozenset())
-        btags: set[str] = set()
-        result = frozenset(compute(btags))
-        self._names[key] = (result, frozenset(btags))
-        tags |= btags
-        return result
+        return memoised(self._names, (key, scope.ctx), tags, compute)
 
     def binding_value(self, b: Binding, scope: Scope, tags: set[str]) -> FrozenSet[Value]:
         if b.kind == "def":

@@ -120,5 +120,20 @@ EMPTY: FrozenSet[Value] = frozenset()
 NONE = VConst(None)
 
 
+def memoised(table: dict, key, tags: set, compute) -> FrozenSet[Value]:
+    """`compute(tags)`'s values and the rules that typed them, memoised in `table`; an entry in
+    progress reads as empty (the recursion guard of the evaluator's memo tables)."""
+    if key in table:
+        vals, found = table[key]
+        tags |= found
+        return vals
+    table[key] = (EMPTY, frozenset())
+    found: set = set()
+    result = frozenset(compute(found))
+    table[key] = (result, frozenset(found))
+    tags |= found
+    return result
+
+
 def unknown(why: str) -> FrozenSet[Value]:
     return frozenset({VUnknown(why)})
