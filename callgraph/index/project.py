@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from ..roots import SourceRoot, parse_source, python_files
+from .compact import compact
 from .scopes import Binding, ClassInfo, FuncInfo, ModuleInfo, collect_bindings, decorator_name
 
 
@@ -174,6 +175,7 @@ class Project:
             self._warn_once(path, problem or "cannot parse")
             self.by_path[path] = None
             return None
+        tree = compact(tree)  # the trees live as long as the project: no dict per node
         mod = ModuleInfo(name=name, path=path, display=self.display(path), tree=tree, is_package=is_package)
         self.by_path[path] = mod
         for stmt in tree.body:
