@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Union
 
+from .children import child_nodes
+
 FuncNode = Union[ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda]
 
 
@@ -122,6 +124,11 @@ class FuncInfo:
         package = self.module.package
         generator = False
         for n, owner in _walk_owned(self.node):
+            scanned = _SCANNED.get(n.__class__)
+            if scanned is None:
+                scanned = _SCANNED[n.__class__] = issubclass(n.__class__, _SCANNED_NODES)
+            if not scanned:
+                continue
             if isinstance(n, ast.Call):
                 calls.append(n)
             elif isinstance(n, ast.Return):
@@ -266,6 +273,16 @@ def first_param(fn: FuncInfo) -> str | None:
     return args[0].arg if args else None
 
 
+# The nodes FuncInfo._scan reads anything off: calls, returns, yields, the statements that
+# make implicit calls, and every node bind_node or _self_assignments binds a name for.
+# (tests/test_scan.py checks that bind_node binds nothing for any other node.)
+_SCANNED_NODES = (ast.Call, ast.Return, ast.Yield, ast.YieldFrom, ast.FunctionDef, ast.AsyncFunctionDef,
+                  ast.ClassDef, ast.Raise, ast.For, ast.AsyncFor, ast.comprehension, ast.NamedExpr,
+                  ast.Global, ast.Nonlocal, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.With,
+                  ast.AsyncWith, ast.Import, ast.ImportFrom, ast.ExceptHandler)
+_SCANNED: dict[type, bool] = {}
+
+
 def walk_local(node: ast.AST) -> Iterator[ast.AST]:
     """ast.walk over a function's own body: nested defs, lambdas and classes are their own scopes.
 
@@ -315,7 +332,7 @@ def _walk_owned(node: ast.AST) -> Iterator[tuple[ast.AST, ast.AST | None]]:
         elif isinstance(cur, ast.ClassDef):
             children = [*cur.decorator_list, *cur.bases]
         else:
-            children = ast.iter_child_nodes(cur)
+            children = child_nodes(cur)
         for child in children:
             stack.append((child, child if isinstance(child, stmt) else owner))
 
