@@ -149,14 +149,14 @@ class Analysis:
         return graph_view(ex, self.roots, e.func, {e.func}, self.node)
 
     @collector_paused
-    def export(self) -> GraphView:
+    def export(self, jobs: int = 1) -> GraphView:
         """The call graph of the whole tree: every function and method of the scope as a node,
-        every resolved edge (two passes: see whole_tree.py)."""
+        every resolved edge (two passes: see whole_tree.py), resolved in `jobs` processes."""
         key = key_of(__version__, "export", sorted(self.ev.binds.items()), self.roots, self._scope_digest())
         hit = self._cached("export", key)
         if hit is not None:
             return GraphView.from_json(hit["graph"])
-        view = whole_tree(self.project, self.ev.binds, self.roots, self.node, self.progress)
+        view = whole_tree(self.project, self.ev.binds, self.roots, self.node, self.progress, jobs=jobs)
         self._store("export", key, {"graph": view.to_json()})
         return view
 

@@ -136,15 +136,6 @@ def _module_exists(base: Path, dotted: str) -> bool:
     )
 
 
-def parse_source(path: Path) -> tuple[ast.Module | None, str | None]:
-    """Parse one file; return (tree, None) or (None, reason) for unreadable or broken files."""
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        return None, f"cannot read: {exc.strerror or exc}"
-    return parse_bytes(data, str(path))
-
-
 def parse_bytes(data: bytes, filename: str = "<unknown>") -> tuple[ast.Module | None, str | None]:
     """Parse source bytes; the reason comes back in the words every warning uses."""
     try:

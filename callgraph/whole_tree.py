@@ -13,6 +13,7 @@ from typing import Callable, Iterable
 
 import networkx as nx
 
+from . import workers
 from .explore import Exploration, Explorer, graph_view
 from .index.project import Project
 from .infer.binding import self_context
@@ -34,7 +35,8 @@ _HANDED = (VFunc, VPartial, VClass)
 
 
 def whole_tree(project: Project, binds: dict[str, str], roots: tuple[str, ...], node,
-               progress: Callable[[str], None] | None = None) -> GraphView:
+               progress: Callable[[str], None] | None = None, jobs: int = 1) -> GraphView:
+    """`jobs`: processes the sweeps run in (workers.py)."""
     project.load_all(progress)
     scope_paths = {p.resolve() for p in project.scope_files()}
     starts = []
@@ -42,8 +44,9 @@ def whole_tree(project: Project, binds: dict[str, str], roots: tuple[str, ...], 
         if fn.name == "<lambda>" or fn.module.path not in scope_paths:
             continue
         starts.append(self_context(fn, VInst(fn.cls.qual, exact=False)) if fn.cls else Ctx(fn.qual))
+    jobs = workers.usable_jobs(jobs)
     if progress:
-        progress(f"resolving {len(starts)} functions")
+        progress(f"resolving {len(starts)} functions" + (f" in {jobs} processes" if jobs > 1 else ""))
     ev = Evaluator(project, binds, max_depth=EXPORT_INFER_DEPTH, max_return_contexts=EXPORT_RETURN_CONTEXTS)
     explorer = Explorer(project, ev, whole_tree=True)
     ex = Exploration(graph=nx.MultiDiGraph())
@@ -51,7 +54,7 @@ def whole_tree(project: Project, binds: dict[str, str], roots: tuple[str, ...], 
     # Pass one: every function with its parameters unbound; what each call site binds is folded
     # into its callee's union as it is met (the callee contexts themselves are not kept).
     rounds = _Rounds()
-    rounds.fold(explorer.sweep(ex, starts, progress))
+    rounds.fold(workers.sweep(explorer, ex, starts, jobs, progress))
     # Then each callee with the union of what its callers bind, closures as they are; and again
     # for the callees whose union grew in that pass (a function handed down two calls: `f(g)`
     # where `f(a)` calls `a(h)`), for EXPORT_ROUNDS passes in all.
@@ -61,7 +64,7 @@ def whole_tree(project: Project, binds: dict[str, str], roots: tuple[str, ...], 
             break
         if progress:
             progress(f"resolving {len(todo)} functions again with their callers' arguments")
-        rounds.fold(explorer.sweep(ex, todo, progress))
+        rounds.fold(workers.sweep(explorer, ex, todo, jobs, progress))
 
     ev.close()
     # a site left unresolved with parameters unbound, then resolved with the callers' arguments,

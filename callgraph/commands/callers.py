@@ -12,7 +12,7 @@ import json
 import click
 
 from ..model import hop_json
-from .common import open_analysis, tree_options
+from .common import jobs_option, open_analysis, tree_options
 
 
 @click.command()
@@ -23,13 +23,14 @@ from .common import open_analysis, tree_options
 @click.option("--depth", type=click.IntRange(min=1), default=None, metavar="N",
               help="Only callers within N hops (1: direct callers); default: all.")
 @click.option("--json", "as_json", is_flag=True, help="Print the graph vocabulary as JSON.")
-def callers(target, roots, package, binds, cache_dir, no_cache, entries_only, paths, depth, as_json) -> int:
+@jobs_option
+def callers(target, roots, package, binds, cache_dir, no_cache, entries_only, paths, depth, as_json, jobs) -> int:
     """Every function that reaches TARGET."""
     from .. import graphquery as gq
 
     analysis = open_analysis(roots, package, binds, cache_dir, no_cache)
     name = analysis.resolve(target)
-    whole = analysis.export()
+    whole = analysis.export(jobs=jobs)
     if name not in {n.name for n in whole.nodes}:  # a function nobody calls and outside the scope
         from dataclasses import replace
 

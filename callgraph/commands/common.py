@@ -22,6 +22,12 @@ def tree_options(fn):
     return fn
 
 
+def jobs_option(fn):
+    """--jobs N: processes a whole-tree analysis resolves in (callgraph/workers.py)."""
+    return click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True,
+                        help="Processes to resolve the whole tree in (forked after parsing).")(fn)
+
+
 def open_analysis(roots, package, binds, cache_dir, no_cache, quiet: bool = False):
     """The engine loads only here, when a command runs; progress lines go to stderr."""
     from ..api import Analysis

@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 
 from ..output.formats import FORMATS, FormatError
-from .common import open_analysis, tree_options
+from .common import jobs_option, open_analysis, tree_options
 
 
 @click.command()
@@ -21,7 +21,8 @@ from .common import open_analysis, tree_options
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="json", show_default=True,
               help="json: the graph vocabulary; pycg: PyCG's adjacency JSON; graphml; dot.")
 @click.option("-o", "--output", "output", required=True, metavar="FILE", help="File to write.")
-def export(roots, package, binds, cache_dir, no_cache, fmt, output) -> int:
+@jobs_option
+def export(roots, package, binds, cache_dir, no_cache, fmt, output, jobs) -> int:
     """Write the call graph of the whole tree to FILE."""
     from ..output.formats import write_graph
 
@@ -30,7 +31,7 @@ def export(roots, package, binds, cache_dir, no_cache, fmt, output) -> int:
         raise FormatError(f"cannot write {out}: folder {out.parent} does not exist")
     t0 = time.perf_counter()
     analysis = open_analysis(roots, package, binds, cache_dir, no_cache)
-    view = analysis.export()
+    view = analysis.export(jobs=jobs)
     write_graph(view, out, fmt)
     click.echo(f"callgraph: wrote {out} ({fmt}: {len(view.nodes)} functions, {len(view.edges)} calls, "
                f"{len(view.unresolved)} unresolved sites, {time.perf_counter() - t0:.1f} s)", err=True)

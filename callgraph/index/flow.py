@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 from typing import Callable, Optional
 
+from .children import child_nodes
 from .scopes import Binding
 
 # A name reached by more paths than this at one read falls back to every binding.
@@ -259,7 +260,7 @@ def _walk_expr(root: ast.AST):
             continue
         if isinstance(cur, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             continue
-        stack.extend(ast.iter_child_nodes(cur))
+        stack += child_nodes(cur)
 
 
 def untracked_names(body_nodes) -> set[str]:

@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 from typing import Callable, Iterator
 
-from ..roots import SourceRoot, parse_source, python_files
+from ..roots import SourceRoot, parse_bytes, python_files
 from .compact import compact
 from .scopes import Binding, ClassInfo, FuncInfo, ModuleInfo, collect_bindings, decorator_name
 
@@ -166,11 +166,13 @@ class Project:
         path = path.resolve()
         if path in self.by_path:
             return self.by_path[path]
-        tree, problem = parse_source(path)
         try:
-            self.hashes[path.as_posix()] = hashlib.sha1(path.read_bytes()).hexdigest()
-        except OSError:
-            pass
+            data = path.read_bytes()
+        except OSError as exc:
+            tree, problem = None, f"cannot read: {exc.strerror or exc}"
+        else:
+            self.hashes[path.as_posix()] = hashlib.sha1(data).hexdigest()  # of the bytes parsed
+            tree, problem = parse_bytes(data, str(path))
         if tree is None:
             self._warn_once(path, problem or "cannot parse")
             self.by_path[path] = None

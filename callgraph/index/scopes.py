@@ -321,20 +321,46 @@ def _walk_owned(node: ast.AST) -> Iterator[tuple[ast.AST, ast.AST | None]]:
     else:
         stack = [(node, node if isinstance(node, ast.stmt) else None)]
     stmt = ast.stmt
+    kinds = _WALK_KIND
     while stack:
         cur, owner = stack.pop()
         yield cur, owner
-        if isinstance(cur, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        kind = kinds.get(cur.__class__)
+        if kind is None:
+            kind = _walk_kind(cur.__class__)
+        if kind == _EXPR:  # no statement below an expression (lambda bodies are not walked)
+            stack += [(child, owner) for child in child_nodes(cur)]
+            continue
+        if kind == _DEF:
             children = [*cur.decorator_list, *(d for d in cur.args.defaults if d is not None),
                         *(d for d in cur.args.kw_defaults if d is not None)]
-        elif isinstance(cur, ast.Lambda):
+        elif kind == _LAMBDA:
             children = cur.args.defaults
-        elif isinstance(cur, ast.ClassDef):
+        elif kind == _CLASS:
             children = [*cur.decorator_list, *cur.bases]
         else:
             children = child_nodes(cur)
         for child in children:
             stack.append((child, child if isinstance(child, stmt) else owner))
+
+
+_EXPR, _HOLDS_STMTS, _DEF, _LAMBDA, _CLASS = range(5)
+_WALK_KIND: dict[type, int] = {}
+
+
+def _walk_kind(cls: type) -> int:
+    if issubclass(cls, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        kind = _DEF
+    elif issubclass(cls, ast.Lambda):
+        kind = _LAMBDA
+    elif issubclass(cls, ast.ClassDef):
+        kind = _CLASS
+    elif issubclass(cls, (ast.stmt, ast.excepthandler, ast.match_case, ast.mod)):
+        kind = _HOLDS_STMTS
+    else:
+        kind = _EXPR
+    _WALK_KIND[cls] = kind
+    return kind
 
 
 def decorator_name(node: ast.expr) -> str:

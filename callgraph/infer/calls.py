@@ -77,7 +77,7 @@ class CallModel:
         callee = self.ev.eval(node.func, scope, tags)
         args = self.args(node, scope, set(), light=not any(self._wants_args(v) for v in callee))
         results: set[Value] = set()
-        for v in sorted(callee, key=repr):
+        for v in sorted(callee, key=repr) if len(callee) > 1 else callee:  # in one order, run to run
             results |= self.call_value(v, args, node, scope, d, tags)
         d.results = frozenset(results)
         d.tags = frozenset(tags)

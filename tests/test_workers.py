@@ -1,0 +1,62 @@
+"""The export in forked workers gives the graph one process gives, and survives a worker dying."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from callgraph import workers
+from callgraph.api import Analysis
+from callgraph.cli import main
+from callgraph.explore import Explorer
+
+TREES = Path(__file__).resolve().parent.parent / "fixtures" / "trees"
+ROOTS = [TREES / "sglang_mini" / "python" / "sglang" / "srt", TREES / "py_semantics", TREES / "hf_mini"]
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="workers fork")
+
+
+def _export(root: Path, jobs: int, progress=None):
+    return Analysis(roots=[str(root)], use_cache=False, warn=lambda m: None, progress=progress).export(jobs=jobs)
+
+
+def _canon(view):
+    return (sorted(view.nodes, key=lambda n: n.name), sorted(view.edges, key=lambda e: (e.caller, e.site, e.callee, e.rule)),
+            sorted(view.unresolved, key=lambda u: (u.caller, u.site, u.why)))
+
+
+@pytest.mark.parametrize("root", ROOTS, ids=lambda p: p.parts[-1] if p.parts[-1] != "srt" else "sglang_mini")
+def test_forked_export_equals_one_process(root, monkeypatch):
+    monkeypatch.setattr(workers, "MIN_FORKED_SWEEP", 1)  # fork even for a small tree
+    one = _export(root, 1)
+    lines = []
+    three = _export(root, 3, progress=lines.append)
+    assert one.edges and _canon(three) == _canon(one)
+    assert any("in 3 processes" in line for line in lines)
+    assert not any("worker failed" in line for line in lines)
+
+
+def test_a_failing_worker_leaves_its_chunk_here(monkeypatch):
+    monkeypatch.setattr(workers, "MIN_FORKED_SWEEP", 1)
+    parent = os.getpid()
+    real = Explorer.sweep
+
+    def sweep(self, ex, states, progress=None):
+        if os.getpid() != parent:
+            raise RuntimeError("worker broke")
+        yield from real(self, ex, states, progress)
+
+    root = ROOTS[0]
+    one = _export(root, 1)
+    monkeypatch.setattr(Explorer, "sweep", sweep)
+    lines = []
+    two = _export(root, 2, progress=lines.append)
+    assert _canon(two) == _canon(one)
+    assert any("a worker failed (RuntimeError: worker broke" in line for line in lines)
+
+
+def test_jobs_must_be_positive(tmp_path, capsys):
+    assert main(["export", "--root", str(ROOTS[0]), "-o", str(tmp_path / "g.json"), "--jobs", "0"]) == 3
+    assert "--jobs" in capsys.readouterr().err
+    assert not (tmp_path / "g.json").exists()
