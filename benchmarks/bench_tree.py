@@ -1,8 +1,9 @@
 """Whole-tree call graph of SGLang 0.5.23's `sglang/srt`: ours (cold, warm) against peer tools.
 
-Each run is a fresh process, timed from outside, with its peak resident memory from wait4().
+Each run is a fresh process, timed from outside, with its peak resident memory from wait4(), or,
+where it forks workers, the peak sum of their PSS (sampled every 0.5 s), whichever is larger.
 "ours" is `python -m callgraph.cli export --root TREE --format json -o FILE`: "cold" with an
-empty `--cache-dir`, "warm" again on that cache. The peers (PyCG, jarviscg, pyan3, code2flow)
+empty `--cache-dir`, "warm" again on that cache, "cold-j2" with `--jobs 2` on an empty cache. The peers (PyCG, jarviscg, pyan3, code2flow)
 each get their own virtual environment outside the repo (created and filled by pip on first
 use), run under `nice -n 19` with a time limit, and their output is parsed by `peers.py`:
 edges, edges between functions of the tree, and whether the flagship chain
@@ -64,6 +65,7 @@ def timed(argv: list[str], cwd: Path, limit: float | None, stdout: Path, stderr:
         proc = subprocess.Popen(argv, cwd=cwd, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
                                 env=env, start_new_session=True)
     timed_out = False
+    tree_kb, polls = 0, 0
     while True:
         pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
         if pid:
@@ -71,12 +73,45 @@ def timed(argv: list[str], cwd: Path, limit: float | None, stdout: Path, stderr:
         if limit is not None and time.perf_counter() - t0 > limit and not timed_out:
             timed_out = True
             _kill_group(proc.pid)
+        polls += 1
+        if polls % TREE_POLL == 0:
+            tree_kb = max(tree_kb, _group_pss_kb(proc.pid))
         time.sleep(0.1)
     proc.returncode = os.waitstatus_to_exitcode(status)  # so Popen does not wait again
     seconds = time.perf_counter() - t0
     return {"seconds": round(seconds, 1), "cpu_s": round(usage.ru_utime + usage.ru_stime, 1),
-            "rss_mb": round(usage.ru_maxrss / 1024),
+            "rss_mb": round(max(usage.ru_maxrss, tree_kb) / 1024),
             "exit": proc.returncode, "timed_out": timed_out}
+
+
+# Every TREE_POLL-th poll (0.1 s each) sums the memory of the run's process group. Reading
+# smaps_rollup walks a process's page tables, so it is not done more often, and not at all
+# while the run is one process (wait4's peak is exact then).
+TREE_POLL = 5
+
+
+def _group_pss_kb(pgid: int) -> int:
+    """The summed PSS (KB) of a process group of two or more processes (forked workers share
+    their parent's pages: RSS would count those twice, PSS splits them); 0 for one process."""
+    members = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    if int(f.read().rsplit(")", 1)[1].split()[2]) == pgid:
+                        members.append(entry)
+            except (OSError, ValueError, IndexError):
+                continue
+    if len(members) < 2:
+        return 0
+    total = 0
+    for pid in members:
+        try:
+            with open(f"/proc/{pid}/smaps_rollup") as f:
+                total += next((int(line.split()[1]) for line in f if line.startswith("Pss:")), 0)
+        except OSError:
+            continue
+    return total
 
 
 def _kill_group(pid: int) -> None:
@@ -204,17 +239,19 @@ def run_peer(tool: str, tree: Path, import_root: Path, venvs: Path, limit: float
 # -- ours --------------------------------------------------------------------------------------
 def run_ours(tree: Path, limit: float, work: Path) -> list[dict]:
     cache = Path(tempfile.mkdtemp(prefix="cg-bench-tree-"))
+    cache_j2 = Path(tempfile.mkdtemp(prefix="cg-bench-tree-j2-"))
     rows = []
     try:
-        for phase in ("cold", "warm"):
+        # cold, then warm on its cache; then cold again in two processes (--jobs 2, its own cache)
+        for phase, extra, where in (("cold", [], cache), ("warm", [], cache), ("cold-j2", ["--jobs", "2"], cache_j2)):
             out, err = work / f"ours-{phase}.json", work / f"ours-{phase}.stderr"
             argv = [sys.executable, "-m", "callgraph.cli", "export", "--root", str(tree), "--format", "json",
-                    "-o", str(out), "--cache-dir", str(cache)]
+                    "-o", str(out), "--cache-dir", str(where), *extra]
             print(f"[ours] {phase} (limit {limit:.0f} s) ...", flush=True)
             run = timed(argv, HERE, limit, work / "ours.stdout", err)
             row = describe("ours", phase, run, out, err, limit)
             row["version"] = _git_head()
-            row["command"] = display(argv, {sys.executable: "python", str(tree): "TREE", str(cache): "CACHE",
+            row["command"] = display(argv, {sys.executable: "python", str(tree): "TREE", str(where): "CACHE",
                                             str(out): "OUT.json"})
             rows.append(row)
             out.unlink(missing_ok=True)
@@ -222,6 +259,7 @@ def run_ours(tree: Path, limit: float, work: Path) -> list[dict]:
                 break  # a warm run without a finished cold run measures nothing
     finally:
         shutil.rmtree(cache, ignore_errors=True)
+        shutil.rmtree(cache_j2, ignore_errors=True)
     return rows
 
 

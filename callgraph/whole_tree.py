@@ -54,6 +54,7 @@ def whole_tree(project: Project, binds: dict[str, str], roots: tuple[str, ...], 
     # Pass one: every function with its parameters unbound; what each call site binds is folded
     # into its callee's union as it is met (the callee contexts themselves are not kept).
     rounds = _Rounds()
+    rounds.resolved.update(starts)  # a callee whose callers bind what pass one assumed is done
     rounds.fold(workers.sweep(explorer, ex, starts, jobs, progress))
     # Then each callee with the union of what its callers bind, closures as they are; and again
     # for the callees whose union grew in that pass (a function handed down two calls: `f(g)`

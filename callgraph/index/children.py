@@ -16,8 +16,11 @@ _FIELDS: dict[type, tuple[str, ...]] = {}
 _AST = ast.AST
 
 
-def _fields_of(cls: type) -> tuple[str, ...]:
-    fields = _FIELDS[cls] = tuple(f for f in cls._fields if f not in _SINGLETON_FIELDS)
+def child_fields(cls: type) -> tuple[str, ...]:
+    """The fields of a node class that may hold child nodes other than singletons."""
+    fields = _FIELDS.get(cls)
+    if fields is None:
+        fields = _FIELDS[cls] = tuple(f for f in cls._fields if f not in _SINGLETON_FIELDS)
     return fields
 
 
@@ -25,7 +28,7 @@ def child_nodes(node: ast.AST) -> list[ast.AST]:
     """ast.iter_child_nodes(node), without context and operator singletons, as a list."""
     fields = _FIELDS.get(node.__class__)
     if fields is None:
-        fields = _fields_of(node.__class__)
+        fields = child_fields(node.__class__)
     out = []
     for name in fields:
         value = getattr(node, name, None)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Union
 
-from .children import child_nodes
+from .children import child_fields, child_nodes
 
 FuncNode = Union[ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda]
 
@@ -309,7 +309,7 @@ def walk_local(node: ast.AST) -> Iterator[ast.AST]:
             stack.extend(cur.decorator_list)
             stack.extend(cur.bases)
             continue
-        stack.extend(ast.iter_child_nodes(cur))
+        stack += child_nodes(cur)
 
 
 def _walk_owned(node: ast.AST) -> Iterator[tuple[ast.AST, ast.AST | None]]:
@@ -320,16 +320,22 @@ def _walk_owned(node: ast.AST) -> Iterator[tuple[ast.AST, ast.AST | None]]:
         stack = [(s, s) for s in node.body]
     else:
         stack = [(node, node if isinstance(node, ast.stmt) else None)]
-    stmt = ast.stmt
+    stmt, node_class = ast.stmt, ast.AST
     kinds = _WALK_KIND
     while stack:
         cur, owner = stack.pop()
         yield cur, owner
-        kind = kinds.get(cur.__class__)
-        if kind is None:
-            kind = _walk_kind(cur.__class__)
+        row = kinds.get(cur.__class__)
+        if row is None:
+            row = _walk_kind(cur.__class__)
+        kind, fields = row
         if kind == _EXPR:  # no statement below an expression (lambda bodies are not walked)
-            stack += [(child, owner) for child in child_nodes(cur)]
+            for name in fields:  # child_nodes, inline: this walk meets every node of every body
+                value = getattr(cur, name, None)
+                if value.__class__ is list:
+                    stack += [(child, owner) for child in value if isinstance(child, node_class)]
+                elif isinstance(value, node_class):
+                    stack.append((value, owner))
             continue
         if kind == _DEF:
             children = [*cur.decorator_list, *(d for d in cur.args.defaults if d is not None),
@@ -345,10 +351,10 @@ def _walk_owned(node: ast.AST) -> Iterator[tuple[ast.AST, ast.AST | None]]:
 
 
 _EXPR, _HOLDS_STMTS, _DEF, _LAMBDA, _CLASS = range(5)
-_WALK_KIND: dict[type, int] = {}
+_WALK_KIND: dict[type, tuple[int, tuple[str, ...]]] = {}
 
 
-def _walk_kind(cls: type) -> int:
+def _walk_kind(cls: type) -> tuple[int, tuple[str, ...]]:
     if issubclass(cls, (ast.FunctionDef, ast.AsyncFunctionDef)):
         kind = _DEF
     elif issubclass(cls, ast.Lambda):
@@ -359,8 +365,8 @@ def _walk_kind(cls: type) -> int:
         kind = _HOLDS_STMTS
     else:
         kind = _EXPR
-    _WALK_KIND[cls] = kind
-    return kind
+    row = _WALK_KIND[cls] = (kind, child_fields(cls))
+    return row
 
 
 def decorator_name(node: ast.expr) -> str:
@@ -512,7 +518,7 @@ def _walk_stmt(stmt: ast.stmt) -> Iterator[ast.AST]:
         yield cur
         if isinstance(cur, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
             continue
-        stack.extend(ast.iter_child_nodes(cur))
+        stack += child_nodes(cur)
 
 
 def import_bindings(node: ast.Import | ast.ImportFrom, package: str) -> list[tuple[str, str]]:

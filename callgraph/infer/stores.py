@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, FrozenSet, Iterator
 
+from ..index.children import child_nodes
 from ..index.scopes import ANY_KEY, Binding, FuncInfo, ModuleInfo
 from .values import EMPTY, Value, VSeq
 
@@ -142,7 +143,7 @@ def _functions(ev, body, scope: str) -> Iterator[FuncInfo]:
         elif isinstance(node, ast.ClassDef):
             yield from _functions(ev, node.body, f"{scope}.{node.name}")
         elif isinstance(node, ast.stmt):
-            for child in ast.iter_child_nodes(node):
+            for child in child_nodes(node):
                 if isinstance(child, ast.stmt):
                     yield from _functions(ev, [child], scope)
                 elif isinstance(child, ast.ExceptHandler):
