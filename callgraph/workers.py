@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 import os
 import pickle
+import signal
 import sys
 import traceback
 from typing import Callable, Iterator
@@ -45,16 +46,24 @@ def sweep(explorer: Explorer, ex: Exploration, states: list[Ctx], jobs: int,
         return
     size = -(-len(states) // jobs)
     chunks = [states[i:i + size] for i in range(0, len(states), size)]
+    sys.stdout.flush()  # a worker must not inherit (and later write) what is still buffered
+    sys.stderr.flush()
     children = [_fork(explorer, chunk) for chunk in chunks[1:]]
-    yield from explorer.sweep(ex, chunks[0], progress)
-    for (pid, reader), chunk in zip(children, chunks[1:]):
-        result = _receive(pid, reader)
-        if isinstance(result, str):
-            if progress:
-                progress(f"a worker failed ({result}); resolving its {len(chunk)} functions here")
-            yield from explorer.sweep(ex, chunk, progress)
-            continue
-        yield from _merge(explorer, ex, result)
+    waiting = dict(children)
+    try:
+        yield from explorer.sweep(ex, chunks[0], progress)
+        for (pid, reader), chunk in zip(children, chunks[1:]):
+            result = _receive(pid, reader)
+            del waiting[pid]
+            if isinstance(result, str):
+                if progress:
+                    progress(f"a worker failed ({result}); resolving its {len(chunk)} functions here")
+                yield from explorer.sweep(ex, chunk, progress)
+                continue
+            yield from _merge(explorer, ex, result)
+    finally:  # interrupted, or failed here: leave no worker running
+        for pid, reader in waiting.items():
+            _stop(pid, reader)
 
 
 def _fork(explorer: Explorer, chunk: list[Ctx]) -> tuple[int, int]:
@@ -93,9 +102,19 @@ def _fork(explorer: Explorer, chunk: list[Ctx]) -> tuple[int, int]:
             pickle.dump(payload, out, protocol=pickle.HIGHEST_PROTOCOL)
     except BaseException:
         status = 1
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(status)
+    os._exit(status)  # nothing of the parent's (buffers, atexit, teardown) runs twice
+
+
+def _stop(pid: int, reader: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    try:
+        os.close(reader)
+        os.waitpid(pid, 0)
+    except (OSError, ChildProcessError):
+        pass
 
 
 def _receive(pid: int, reader: int) -> dict | str:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -60,3 +61,22 @@ def test_jobs_must_be_positive(tmp_path, capsys):
     assert main(["export", "--root", str(ROOTS[0]), "-o", str(tmp_path / "g.json"), "--jobs", "0"]) == 3
     assert "--jobs" in capsys.readouterr().err
     assert not (tmp_path / "g.json").exists()
+
+
+def test_a_failure_here_leaves_no_worker_running(monkeypatch):
+    monkeypatch.setattr(workers, "MIN_FORKED_SWEEP", 1)
+    parent = os.getpid()
+
+    def sweep(self, ex, states, progress=None):
+        if os.getpid() != parent:
+            time.sleep(60)  # a worker still busy when this process fails
+        raise RuntimeError("failed here")
+        yield  # pragma: no cover - a generator, as Explorer.sweep is
+
+    monkeypatch.setattr(Explorer, "sweep", sweep)
+    t0 = time.monotonic()
+    with pytest.raises(RuntimeError, match="failed here"):
+        _export(ROOTS[0], 2)
+    assert time.monotonic() - t0 < 30  # the worker was stopped, not waited for
+    with pytest.raises(ChildProcessError):
+        os.waitpid(-1, os.WNOHANG)  # and reaped: no child of ours is left
