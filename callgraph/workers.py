@@ -122,7 +122,7 @@ def _receive(pid: int, reader: int) -> dict | str:
     try:
         with os.fdopen(reader, "rb") as inp:
             kind, body = pickle.load(inp)
-    except (EOFError, pickle.UnpicklingError, OSError) as exc:
+    except Exception as exc:  # EOF (it died), a broken or partial pickle: redo the chunk here
         kind, body = "error", f"no result: {exc.__class__.__name__}"
     _, status = os.waitpid(pid, 0)
     if kind == "ok":

@@ -91,3 +91,23 @@ def test_a_failure_here_leaves_no_worker_running(monkeypatch):
     for pid in forked:
         with pytest.raises(ChildProcessError):
             os.waitpid(pid, os.WNOHANG)  # and reaped: it is no child of ours any more
+
+
+def test_a_worker_killed_midway_leaves_its_chunk_here(monkeypatch):
+    """A worker that dies without a word (the OOM killer, a signal) is redone here."""
+    monkeypatch.setattr(workers, "MIN_FORKED_SWEEP", 1)
+    parent = os.getpid()
+    real = Explorer.sweep
+
+    def sweep(self, ex, states, progress=None):
+        if os.getpid() != parent:
+            os.kill(os.getpid(), 9)
+        yield from real(self, ex, states, progress)
+
+    root = ROOTS[0]
+    one = _export(root, 1)
+    monkeypatch.setattr(Explorer, "sweep", sweep)
+    lines = []
+    two = _export(root, 2, progress=lines.append)
+    assert _canon(two) == _canon(one)
+    assert any("a worker failed (no result: EOFError; exit status -9)" in line for line in lines), lines
