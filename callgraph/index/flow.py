@@ -40,8 +40,9 @@ class _Loop:
 
 
 class Flow:
-    """One walk over a body. `bindings(stmt)` gives the bindings a simple statement makes, by
-    name in source order (the same Binding objects the scope's table holds)."""
+    """One walk over a body. `bindings(stmt)` gives the bindings a statement makes itself, by
+    name in source order (the same Binding objects the scope's table holds): a simple
+    statement's, or a compound statement's header's (not its body's)."""
 
     def __init__(self, bindings: Callable[[ast.AST], dict], untracked: set[str]):
         self.bindings = bindings
@@ -51,7 +52,6 @@ class Flow:
         # each root's reads are found once.
         self._made: dict[int, dict] = {}
         self._loads: dict[int, list] = {}
-        self._own: dict[int, dict] = {}
         self.loops: list[_Loop] = []
         self.trying: list[list] = []        # states seen inside the try bodies being walked
 
@@ -131,15 +131,11 @@ class Flow:
         return self._bind(state, self._made_by(s), additive=isinstance(s, ast.AugAssign))
 
     def _own_bindings(self, s: ast.stmt) -> dict:
-        """Bindings a compound statement's header makes (a with's `as` targets, a for's target)."""
-        made = self._own.get(id(s))
-        if made is None:
-            if isinstance(s, (ast.With, ast.AsyncWith)):
-                header = ast.With(items=s.items, body=[], type_comment=None)
-            else:
-                header = ast.For(target=s.target, iter=s.iter, body=[], orelse=[], type_comment=None)
-            made = self._own[id(s)] = self.bindings(header)
-        return made
+        """Bindings a compound statement's header makes (a with's `as` targets, a for's target):
+        `bindings` of a compound statement gives its header's, the statements of its body
+        being statements of their own (FuncInfo._scan files each binding under its closest
+        statement)."""
+        return self._made_by(s)
 
     def _loop(self, s, state: dict) -> State:
         header = s.iter if not isinstance(s, ast.While) else s.test
