@@ -256,7 +256,23 @@ class Evaluator:
         vals = self.eval(b.expr, scope, tags) if b.expr is not None else frozenset({VExt("exception")})
         if b.kind == "iter":
             vals = self.iterate(vals, tags)
+        elif b.kind == "with":
+            vals = self.entered(vals)
         return self.unpack(vals, b.path, tags) if b.path else vals
+
+    def entered(self, managers: FrozenSet[Value]) -> FrozenSet[Value]:
+        """What `with m as x` binds: `m.__enter__()`'s return value where the tree defines
+        `__enter__`; the manager itself otherwise (external managers such as files and locks
+        return themselves)."""
+        out: set[Value] = set()
+        for m in managers:
+            found = self.classes.method(m.qual, "__enter__") if isinstance(m, VInst) else None
+            if found is None:
+                out.add(m)
+                continue
+            fn = found[0]
+            out |= self.returns(fn, Ctx(fn.qual, ((first_param(fn) or "self", frozenset({m})),)))
+        return frozenset(out)
 
     def fill(self, values: set[Value], items: list, tags: set[str]) -> set[Value]:
         """Containers with what was put into them (`layers.append(Layer(i))`, `table["k"] = f`):
