@@ -75,6 +75,9 @@ class Flow:
                 self.reads[id(n)] = h if prev is None else _join_h(prev, h)
 
     def _made_by(self, s: ast.AST) -> dict:
+        """The bindings statement `s` makes itself: a compound statement's are its header's (a
+        for's target, a with's `as` targets), its body's statements being statements of their
+        own (FuncInfo._scan files each binding under its closest statement)."""
         made = self._made.get(id(s))
         if made is None:
             made = self._made[id(s)] = self.bindings(s)
@@ -99,7 +102,7 @@ class Flow:
         if isinstance(s, (ast.With, ast.AsyncWith)):
             for item in s.items:
                 self._record([item.context_expr], state)
-            state = self._bind(state, self._own_bindings(s))
+            state = self._bind(state, self._made_by(s))
             return self.block(s.body, state)
         if isinstance(s, ast.Try) or type(s).__name__ == "TryStar":
             return self._try(s, state)
@@ -130,13 +133,6 @@ class Flow:
             self._record([s], state)
         return self._bind(state, self._made_by(s), additive=isinstance(s, ast.AugAssign))
 
-    def _own_bindings(self, s: ast.stmt) -> dict:
-        """Bindings a compound statement's header makes (a with's `as` targets, a for's target):
-        `bindings` of a compound statement gives its header's, the statements of its body
-        being statements of their own (FuncInfo._scan files each binding under its closest
-        statement)."""
-        return self._made_by(s)
-
     def _loop(self, s, state: dict) -> State:
         header = s.iter if not isinstance(s, ast.While) else s.test
         self._record([header], state)
@@ -144,7 +140,7 @@ class Flow:
         self.loops.append(loop)
         head, end = state, None
         for _ in range(MAX_LOOP_ROUNDS):
-            body_in = self._bind(head, self._own_bindings(s)) if not isinstance(s, ast.While) else head
+            body_in = self._bind(head, self._made_by(s)) if not isinstance(s, ast.While) else head
             if isinstance(s, ast.While):
                 self._record([s.test], head)
             end = self.block(s.body, body_in)
@@ -156,7 +152,7 @@ class Flow:
             head = new_head
         else:
             head = _top_all(head)
-            body_in = self._bind(head, self._own_bindings(s)) if not isinstance(s, ast.While) else head
+            body_in = self._bind(head, self._made_by(s)) if not isinstance(s, ast.While) else head
             end = self.block(s.body, body_in)
         self.loops.pop()
         out = self.block(s.orelse, join(head, end))

@@ -15,6 +15,7 @@ from typing import FrozenSet, Iterable
 
 from ..index.project import Project
 from ..index.scopes import MODULE_CODE, Binding, ClassInfo, FuncInfo, ModuleInfo, decorator_name, first_param
+from .binding import self_context
 from .stores import apply as apply_stores, remote_stores
 from .values import EMPTY, NONE, Ctx, Value, VClass, VConst, VExt, VFunc, VInst, VModule, VPartial, VSeq, VSeqMethod, VSuper, VUnknown, memoised, unknown
 
@@ -270,8 +271,7 @@ class Evaluator:
             if found is None:
                 out.add(m)
                 continue
-            fn = found[0]
-            out |= self.returns(fn, Ctx(fn.qual, ((first_param(fn) or "self", frozenset({m})),)))
+            out |= self.returns(found[0], self_context(found[0], m))
         return frozenset(out)
 
     def fill(self, values: set[Value], items: list, tags: set[str]) -> set[Value]:
