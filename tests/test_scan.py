@@ -2,25 +2,16 @@
 from __future__ import annotations
 
 import ast
-from pathlib import Path
 
 from callgraph.index import scopes
 from callgraph.index.children import child_nodes
-
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
-RICH = Path(__file__).resolve().parent / "test_compact.py"
+from test_compact import RICH, _fixture_trees
 
 
 def _trees():
-    for path in [RICH, *sorted(FIXTURES.rglob("*.py"))]:
-        try:
-            tree = ast.parse(path.read_bytes().decode("utf-8-sig"))
-        except (UnicodeDecodeError, SyntaxError):
-            continue
-        yield tree
-        if path == RICH:  # the syntax-rich source inside it
-            yield ast.parse(next(n.value.value for n in tree.body if isinstance(n, ast.Assign)
-                                 and getattr(n.targets[0], "id", "") == "RICH"))
+    """The syntax-rich source and every fixture file (test_compact.py's sources)."""
+    yield ast.parse(RICH)
+    yield from _fixture_trees()
 
 
 def test_nodes_the_scan_skips_bind_nothing():

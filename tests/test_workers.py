@@ -38,14 +38,25 @@ def test_forked_export_equals_one_process(root, monkeypatch):
     assert not any("worker failed" in line for line in lines)
 
 
-def test_a_failing_worker_leaves_its_chunk_here(monkeypatch):
+def _raise_in_worker():
+    raise RuntimeError("worker broke")
+
+
+def _killed_in_worker():
+    os.kill(os.getpid(), 9)  # dies without a word, as under the OOM killer
+
+
+@pytest.mark.parametrize("fail,said", [(_raise_in_worker, "a worker failed (RuntimeError: worker broke"),
+                                       (_killed_in_worker, "a worker failed (no result: EOFError; exit status -9)")],
+                         ids=["raises", "killed"])
+def test_a_failing_worker_leaves_its_chunk_here(fail, said, monkeypatch):
     monkeypatch.setattr(workers, "MIN_FORKED_SWEEP", 1)
     parent = os.getpid()
     real = Explorer.sweep
 
     def sweep(self, ex, states, progress=None):
         if os.getpid() != parent:
-            raise RuntimeError("worker broke")
+            fail()
         yield from real(self, ex, states, progress)
 
     root = ROOTS[0]
@@ -54,7 +65,7 @@ def test_a_failing_worker_leaves_its_chunk_here(monkeypatch):
     lines = []
     two = _export(root, 2, progress=lines.append)
     assert _canon(two) == _canon(one)
-    assert any("a worker failed (RuntimeError: worker broke" in line for line in lines)
+    assert any(said in line for line in lines), lines
 
 
 def test_jobs_must_be_positive(tmp_path, capsys):
@@ -91,23 +102,3 @@ def test_a_failure_here_leaves_no_worker_running(monkeypatch):
     for pid in forked:
         with pytest.raises(ChildProcessError):
             os.waitpid(pid, os.WNOHANG)  # and reaped: it is no child of ours any more
-
-
-def test_a_worker_killed_midway_leaves_its_chunk_here(monkeypatch):
-    """A worker that dies without a word (the OOM killer, a signal) is redone here."""
-    monkeypatch.setattr(workers, "MIN_FORKED_SWEEP", 1)
-    parent = os.getpid()
-    real = Explorer.sweep
-
-    def sweep(self, ex, states, progress=None):
-        if os.getpid() != parent:
-            os.kill(os.getpid(), 9)
-        yield from real(self, ex, states, progress)
-
-    root = ROOTS[0]
-    one = _export(root, 1)
-    monkeypatch.setattr(Explorer, "sweep", sweep)
-    lines = []
-    two = _export(root, 2, progress=lines.append)
-    assert _canon(two) == _canon(one)
-    assert any("a worker failed (no result: EOFError; exit status -9)" in line for line in lines), lines
