@@ -75,6 +75,15 @@ class Explorer:
         # Whole-tree export (sweep()): calls into external code are edges, and no witness paths
         # are read, so no states or steps are kept.
         self.whole_tree = whole_tree
+        self._sites: dict[ast.Call, tuple[str, str]] = {}  # call node -> (site, text): one per node
+
+    def _site(self, fn, node: ast.Call) -> tuple[str, str]:
+        """A call site's place and source text, made once per node (every edge and unresolved
+        row of the site shares the strings)."""
+        found = self._sites.get(node)
+        if found is None:
+            found = self._sites[node] = (site_of(fn, node), _expr_text(node))
+        return found
 
     def run(
         self,
@@ -148,7 +157,7 @@ class Explorer:
                 ex.seen_sites.add(site_key)
                 ex.call_sites += 1
             for why in dict.fromkeys(d.unresolved):
-                ex.unresolved.append((Unresolved(fn.qual, site_of(fn, node), _expr_text(node), why),
+                ex.unresolved.append((Unresolved(fn.qual, *self._site(fn, node), why),
                                       node, fn, depth, state))
             if self._follow(ex, state, fn, node, d, None, is_target, nxt):
                 return True
@@ -177,20 +186,24 @@ class Explorer:
                 return True
             nxt.append(ctx)
         if self.whole_tree and implicit is None:
+            site, text = self._site(fn, node) if d.externals else ("", "")
             for name in d.externals:
-                hop = Hop(fn.qual, name, site_of(fn, node), _expr_text(node), "external")
+                hop = Hop(fn.qual, name, site, text, "external")
                 ex.graph.add_edge(fn.qual, name, key=(hop.site, "external"), hop=hop)
         return False
 
     def add_edge(self, ex: Exploration, state: Ctx, fn, node: ast.Call, callee: str, ctx: Ctx, rule: str,
                  via: tuple[str, ...], implicit: str | None = None) -> Ctx | None:
         """Record one resolved call; return the callee's context if it is new to explore."""
-        expr = _implicit_text(implicit, node) if implicit else _expr_text(node)
-        hop = Hop(fn.qual, callee, site_of(fn, node), expr, rule, via)
-        if not ex.graph.has_edge(fn.qual, callee, key=(hop.site, rule)):
-            ex.graph.add_edge(fn.qual, callee, key=(hop.site, rule), hop=hop)
-        if self.whole_tree:
+        site, expr = self._site(fn, node)
+        known = ex.graph.has_edge(fn.qual, callee, key=(site, rule))
+        if self.whole_tree and known:
             return ctx  # sweep(): the caller keeps what it needs
+        hop = Hop(fn.qual, callee, site, _implicit_text(implicit, node) if implicit else expr, rule, via)
+        if not known:
+            ex.graph.add_edge(fn.qual, callee, key=(site, rule), hop=hop)
+        if self.whole_tree:
+            return ctx
         n = ex.contexts.get(callee, 0)
         if ctx not in ex.parents and n >= self.max_contexts:
             ctx = Ctx(callee, (), ctx.closure)  # widened: parameters unbound

@@ -18,7 +18,7 @@ from .explore import Exploration, Explorer, graph_view
 from .index.project import Project
 from .infer.binding import self_context
 from .infer.evaluator import Evaluator
-from .infer.values import Ctx, VClass, VFunc, VInst, VPartial
+from .infer.values import Ctx, VClass, VFunc, VInst, VPartial, ordered
 from .model import GraphView
 
 # Whole-tree mode trades depth for breadth: shallower return inference, fewer argument sets.
@@ -110,7 +110,7 @@ class _Rounds:
         for fn in sorted(self.grown):
             if not first and fn not in self.handed:
                 continue
-            binds = tuple(sorted((n, frozenset(sorted(v, key=repr)[:EXPORT_UNION_VALUES]))
+            binds = tuple(sorted((n, frozenset(ordered(v)[:EXPORT_UNION_VALUES]))
                                  for n, v in self.union[fn].items()))
             ctx = Ctx(fn, binds)
             if ctx not in self.resolved:

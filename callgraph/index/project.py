@@ -33,6 +33,7 @@ class Project:
         self._texts: list[tuple[Path, str]] | None = None
         self._scope_files: list[Path] | None = None
         self._class_headers: dict[str, set[tuple[str, Path]]] | None = None
+        self._loaded_all = False  # every scope file parsed (load_all)
         self._def_names: dict[Path, set[str]] = {}
         self._classes_by_module: dict[int, list[ClassInfo]] = {}
 
@@ -68,15 +69,10 @@ class Project:
         names in class headers, found by one regex pass over the texts) which defines one of
         `methods` itself. The class hierarchy then parses these few files, not the whole tree."""
         if self._class_headers is None:
-            headers: dict[str, set[tuple[str, Path]]] = {}
-            pattern = re.compile(r"^[ \t]*class[ \t]+(\w+)[ \t]*\(([^)]*)\)", re.M)
-            for path, text in self.texts():
-                for m in pattern.finditer(text):
-                    for name in re.findall(r"(\w+)\s*(?:\[[^\]]*\])?\s*(?:,|$)", m.group(2).strip()):
-                        headers.setdefault(name, set()).add((m.group(1), path))
-            self._class_headers = headers
-            def_pattern = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
-            self._def_names = {path: set(def_pattern.findall(text)) for path, text in self.texts()}
+            if self._loaded_all:
+                self._headers_from_trees()
+            else:
+                self._headers_from_texts()
         seen: set[str] = set()
         files: set[Path] = set()
         todo = [base_name]
@@ -88,6 +84,32 @@ class Project:
                     seen.add(sub)
                     todo.append(sub)
         return sorted(files)
+
+    def _headers_from_texts(self) -> None:
+        headers: dict[str, set[tuple[str, Path]]] = {}
+        pattern = re.compile(r"^[ \t]*class[ \t]+(\w+)[ \t]*\(([^)]*)\)", re.M)
+        for path, text in self.texts():
+            for m in pattern.finditer(text):
+                for name in re.findall(r"(\w+)\s*(?:\[[^\]]*\])?\s*(?:,|$)", m.group(2).strip()):
+                    headers.setdefault(name, set()).add((m.group(1), path))
+        self._class_headers = headers
+        def_pattern = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
+        self._def_names = {path: set(def_pattern.findall(text)) for path, text in self.texts()}
+
+    def _headers_from_trees(self) -> None:
+        """The same tables from the parsed scope (load_all() has parsed every file): no second
+        read of the texts. A base is named by its last component (`nn.Module` -> `Module`)."""
+        headers: dict[str, set[tuple[str, Path]]] = {}
+        for info in self.classes.values():
+            for base in info.node.bases:
+                while isinstance(base, ast.Subscript):
+                    base = base.value
+                name = base.attr if isinstance(base, ast.Attribute) else getattr(base, "id", None)
+                if name is not None:
+                    headers.setdefault(name, set()).add((info.name, info.module.path))
+        self._class_headers = headers
+        for fn in self.functions.values():
+            self._def_names.setdefault(fn.module.path, set()).add(fn.name)
 
     def root_of(self, path: Path) -> SourceRoot | None:
         for root in self.roots:
@@ -213,6 +235,7 @@ class Project:
             progress(f"parsing {len(files)} files")
         for p in files:
             self.module_of_path(p)
+        self._loaded_all = True
 
     # -- definitions ---------------------------------------------------------------------
     def _register(self, body, mod: ModuleInfo, scope: str, cls: ClassInfo | None, parent: FuncInfo | None) -> None:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import FrozenSet
 
 from ..index.scopes import FuncInfo
-from .values import EMPTY, NONE, Ctx, Value, VConst, VExt, VSeq, VUnknown
+from .values import EMPTY, NONE, Ctx, Value, VConst, VExt, VSeq, VUnknown, external_callee, ordered
 
 # Value sets larger than this are kept, but contexts stop distinguishing call sites by them:
 # the parameter is bound to the union seen so far (bounds the number of contexts per function).
@@ -88,7 +88,7 @@ def bind(fn: FuncInfo, self_val: Value | None, args: CallArgs, closure: Ctx | No
     for name, vals in list(binds.items()):
         vals = _normal(vals)
         if len(vals) > MAX_BOUND_VALUES:
-            vals = frozenset(sorted(vals, key=repr)[:MAX_BOUND_VALUES])
+            vals = frozenset(ordered(vals)[:MAX_BOUND_VALUES])
         binds[name] = vals
     return Ctx(fn.qual, tuple(sorted(binds.items(), key=lambda kv: kv[0])), closure)
 
@@ -98,9 +98,7 @@ _OPAQUE_EXT = VExt("<external value>")
 
 
 def _external_method(name: str) -> bool:
-    """`ext.Cls().fun`: a method of an external instance keeps its name (`calls.external_callee`)."""
-    from .calls import external_callee
-
+    """`ext.Cls().fun`: a method of an external instance keeps its name (`external_callee`)."""
     return "(" in name and external_callee(name) is not None
 
 

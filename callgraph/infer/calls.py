@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, FrozenSet
 
 from ..index.scopes import ADDING_METHODS, FuncInfo
 from .binding import CallArgs, bind
-from .values import EMPTY, Ctx, Value, VClass, VConst, VExt, VFunc, VInst, VPartial, VSeq, VSeqMethod, VSuper, VUnknown
+from .values import (EMPTY, Ctx, Value, VClass, VConst, VExt, VFunc, VInst, VPartial, VSeq, VSeqMethod, VSuper, VUnknown,
+                     external_callee, ordered)
 
 if TYPE_CHECKING:
     from .evaluator import Evaluator, Scope
@@ -39,9 +40,12 @@ class Dispatch:
 class CallModel:
     def __init__(self, ev: "Evaluator"):
         from .. import semantics
+        from ..semantics import builtins_model
 
         self.ev = ev
         self.rules = semantics.external_rules()
+        self.wants_args = semantics.wants_args
+        self.builtins = builtins_model  # (imported here: it imports the values this module makes)
         self._memo: dict = {}
 
     def result(self, node: ast.Call, scope: "Scope", tags: set[str]) -> FrozenSet[Value]:
@@ -77,7 +81,7 @@ class CallModel:
         callee = self.ev.eval(node.func, scope, tags)
         args = self.args(node, scope, set(), light=not any(self._wants_args(v) for v in callee))
         results: set[Value] = set()
-        for v in sorted(callee, key=repr) if len(callee) > 1 else callee:  # in one order, run to run
+        for v in ordered(callee) if len(callee) > 1 else callee:  # in one order, run to run
             results |= self.call_value(v, args, node, scope, d, tags)
         d.results = frozenset(results)
         d.tags = frozenset(tags)
@@ -89,9 +93,7 @@ class CallModel:
         modelled external (containers, partial, builtins). Other externals only need arguments
         that may be functions handed over (callbacks), and unknown callees none."""
         if isinstance(v, VExt):
-            from ..semantics import wants_args
-
-            return wants_args(v.name)
+            return self.wants_args(v.name)
         return not isinstance(v, (VUnknown, VConst))
 
     def args(self, node: ast.Call, scope: "Scope", tags: set[str], light: bool = False) -> CallArgs:
@@ -164,13 +166,12 @@ class CallModel:
                     return handled
             return frozenset({VExt(v.name + "()")})
         if isinstance(v, VSeqMethod):
-            from ..semantics.builtins_model import BUILTIN_KINDS, builtin_lacks, seq_method
-
+            b = self.builtins
             # `d.items()`: a method of a builtin container runs. The methods that put values in
             # (`append`, `update`...) are modelled as stores into the container, not as calls.
-            if v.seq.kind in BUILTIN_KINDS and v.attr not in ADDING_METHODS and not builtin_lacks(v.seq.kind, v.attr):
+            if v.seq.kind in b.BUILTIN_KINDS and v.attr not in ADDING_METHODS and not b.builtin_lacks(v.seq.kind, v.attr):
                 d.externals.append(f"builtins.{v.seq.kind}.{v.attr}")
-            return seq_method(ev, v.seq, v.attr, args, tags)
+            return b.seq_method(ev, v.seq, v.attr, args, tags)
         if isinstance(v, VUnknown):
             d.unresolved.append(v.why)
             return frozenset({v})
@@ -260,21 +261,6 @@ class CallModel:
             else:
                 out |= self.ev.iterate(frozenset({it}), tags)
         return frozenset(out)
-
-
-def external_callee(name: str) -> str | None:
-    """The import name an external callee value is recorded by, or None when it has none: an
-    external function or class (`torch.cat`), or a method of an instance of an external class
-    (`ext.Cls().fun` is `ext.Cls.fun`; a class by PEP 8's CapWords, since the class itself is
-    not read). The result of some other call (`torch.cat(...).view`) has no import name."""
-    if name.startswith("<"):
-        return None
-    if "(" not in name:
-        return name
-    head, sep, attr = name.partition("().")
-    if sep and "(" not in head and "(" not in attr and "." not in attr and head.rsplit(".", 1)[-1][:1].isupper():
-        return f"{head}.{attr}"
-    return None
 
 
 def init_bindings(init: FuncInfo, args: CallArgs) -> tuple:

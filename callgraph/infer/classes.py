@@ -12,7 +12,7 @@ import ast
 from typing import TYPE_CHECKING, FrozenSet
 
 from ..index.scopes import ClassInfo, FuncInfo, first_param
-from .values import Ctx, Value, VClass, VExt, VFunc, VInst, VSuper, VUnknown, memoised, unknown
+from .values import Ctx, Value, VClass, VExt, VFunc, VInst, VSuper, VUnknown, memoised, ordered, unknown
 
 if TYPE_CHECKING:
     from .evaluator import Evaluator
@@ -49,7 +49,7 @@ class ClassModel:
             scope = Scope(info.module)
             for b in info.node.bases:
                 node = b.value if b.__class__.__name__ == "Subscript" else b
-                for v in sorted(self.ev.eval(node, scope, set()), key=repr):
+                for v in ordered(self.ev.eval(node, scope, set())):
                     if isinstance(v, (VClass, VExt, VUnknown)):
                         out.append(v)
         self._bases[qual] = tuple(out)

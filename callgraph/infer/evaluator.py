@@ -28,8 +28,11 @@ MAX_INFER_DEPTH = 12
 MAX_RETURN_CONTEXTS = 6
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Scope:
+    """Where an expression is evaluated. Never changed once made (plain, not frozen: a frozen
+    dataclass's __init__ costs three times as much, and scopes are made per name read)."""
+
     mod: ModuleInfo
     fn: FuncInfo | None = None
     ctx: Ctx | None = None
@@ -45,7 +48,8 @@ class Evaluator:
         self.binds = dict(binds or {})
         self.classes = classes.ClassModel(self)
         self.calls = calls.CallModel(self)
-        self._names: dict = {}
+        self._names: dict = {}        # names read with no calling context (module and class code)
+        self._local_names: dict = {}  # ... within one calling context: forget_local() drops these
         self._returns: dict = {}
         self._attrs: dict = {}
         self._return_contexts: dict[str, int] = {}
@@ -78,7 +82,7 @@ class Evaluator:
         which every context reuses, are kept. Call only between queries, never during one:
         the memos double as recursion guards."""
         self.calls._memo.clear()
-        self._names = {k: v for k, v in self._names.items() if k[1] is None}
+        self._local_names.clear()
 
     # -- entry points ----------------------------------------------------------------------
     def eval(self, node: ast.AST | None, scope: Scope, tags: set[str]) -> FrozenSet[Value]:
@@ -221,7 +225,7 @@ class Evaluator:
                     out |= self.binding_value(b, scope, btags)
             return self.fill(out, items + list(remote), btags) if items or remote else out
 
-        return memoised(self._names, (key, scope.ctx), tags, compute)
+        return memoised(self._names if scope.ctx is None else self._local_names, (key, scope.ctx), tags, compute)
 
     def _histories(self, hists, scope: Scope, tags: set[str], key, remote=()) -> FrozenSet[Value]:
         """A read's values from the histories that reach it (`index/flow.py`): each path's
@@ -234,7 +238,7 @@ class Evaluator:
                 out |= self.fill(set(vals), stores, btags) if stores else vals
             return out
 
-        return memoised(self._names, (key, scope.ctx), tags, compute)
+        return memoised(self._names if scope.ctx is None else self._local_names, (key, scope.ctx), tags, compute)
 
     def binding_value(self, b: Binding, scope: Scope, tags: set[str]) -> FrozenSet[Value]:
         if b.kind == "def":
@@ -411,9 +415,7 @@ class Evaluator:
         if isinstance(v, VSeq):
             return frozenset({VSeqMethod(v, attr)})
         if isinstance(v, VConst):
-            from ..semantics.builtins_model import builtin_lacks
-
-            if builtin_lacks(type(v.value).__name__, attr):
+            if self.calls.builtins.builtin_lacks(type(v.value).__name__, attr):
                 return EMPTY  # `self.x = None` elsewhere: no value, not `None.view`
             return frozenset({VExt(f"builtins.{type(v.value).__name__}.{attr}")})
         if isinstance(v, VFunc):

@@ -101,19 +101,60 @@ class VUnknown(Value):
     why: str
 
 
-@dataclass(frozen=True, slots=True)
 class Ctx:
-    """A calling context: a function and the values its parameters are bound to at one call."""
+    """A calling context: a function and the values its parameters are bound to at one call.
 
-    fn: str
-    binds: Tuple[Tuple[str, FrozenSet[Value]], ...] = ()
-    closure: Optional["Ctx"] = None
+    Immutable and compared by value, like the values above, but written out: contexts key
+    every memo table, so the hash is computed once (a dataclass would rehash the bindings at
+    each lookup)."""
+
+    __slots__ = ("fn", "binds", "closure", "_hash")
+    FIELDS = ("fn", "binds", "closure")
+
+    def __init__(self, fn: str, binds: Tuple[Tuple[str, FrozenSet[Value]], ...] = (),
+                 closure: Optional["Ctx"] = None):
+        self.fn = fn
+        self.binds = binds
+        self.closure = closure
+        self._hash = hash((fn, binds, closure))
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other) -> bool:
+        if self is other:
+            return True
+        if other.__class__ is not Ctx:
+            return NotImplemented
+        return (self._hash == other._hash and self.fn == other.fn and self.binds == other.binds
+                and self.closure == other.closure)
+
+    def __repr__(self) -> str:
+        return f"Ctx(fn={self.fn!r}, binds={self.binds!r}, closure={self.closure!r})"
+
+    def __reduce__(self):  # the hash is the process's own (string hashes vary between runs)
+        return (Ctx, (self.fn, self.binds, self.closure))
 
     def get(self, name: str) -> Optional[FrozenSet[Value]]:
         for k, v in self.binds:
             if k == name:
                 return v
         return None
+
+
+def external_callee(name: str) -> str | None:
+    """The import name an external callee value is recorded by, or None when it has none: an
+    external function or class (`torch.cat`), or a method of an instance of an external class
+    (`ext.Cls().fun` is `ext.Cls.fun`; a class by PEP 8's CapWords, since the class itself is
+    not read). The result of some other call (`torch.cat(...).view`) has no import name."""
+    if name.startswith("<"):
+        return None
+    if "(" not in name:
+        return name
+    head, sep, attr = name.partition("().")
+    if sep and "(" not in head and "(" not in attr and "." not in attr and head.rsplit(".", 1)[-1][:1].isupper():
+        return f"{head}.{attr}"
+    return None
 
 
 EMPTY: FrozenSet[Value] = frozenset()
@@ -133,6 +174,56 @@ def memoised(table: dict, key, tags: set, compute) -> FrozenSet[Value]:
     table[key] = (result, frozenset(found))
     tags |= found
     return result
+
+
+def ordered(vals) -> list:
+    """`vals` in one order, the same in every run: by a cheap key (kind and name), ties broken
+    by `stable_key`. (`repr` is no order to rely on: a frozenset's repr follows string hashes,
+    which change from process to process, and it is slow on nested values.)"""
+    if len(vals) < 2:
+        return list(vals)
+    keys = {v: _cheap_key(v) for v in vals}
+    out = sorted(vals, key=keys.__getitem__)
+    if len(set(keys.values())) < len(keys):
+        out.sort(key=lambda v: (keys[v], stable_key(v)))
+    return out
+
+
+def _cheap_key(v) -> tuple:
+    name = _NAME_OF.get(type(v))
+    return (type(v).__name__, name(v) if name is not None else "")
+
+
+def _name(v) -> str:
+    return _NAME_OF[type(v)](v) if v is not None and type(v) in _NAME_OF else ""
+
+
+# what tells values of one kind apart, as far as it is cheap to read
+_NAME_OF = {VModule: lambda v: v.name, VClass: lambda v: v.qual,
+            VInst: lambda v: f"{v.qual} {v.exact} {len(v.init)}",
+            VFunc: lambda v: f"{v.qual} {_name(v.self_val)} {v.closure.fn if v.closure is not None else ''}",
+            VSeq: lambda v: f"{v.kind} {len(v.elems)}", VSeqMethod: lambda v: f"{v.attr} {_name(v.seq)}",
+            VSuper: lambda v: v.cls, VExt: lambda v: v.name, VUnknown: lambda v: v.why,
+            VConst: lambda v: v.value if isinstance(v.value, str) else ""}
+
+_STABLE: dict = {}  # value -> stable_key (values recur: a VInst's arguments are met again and again)
+
+
+def stable_key(x) -> tuple:
+    """A total order on values that depends on nothing but their contents."""
+    if isinstance(x, (Value, Ctx)):
+        key = _STABLE.get(x)
+        if key is None:
+            if len(_STABLE) > 100_000:
+                _STABLE.clear()
+            fields = Ctx.FIELDS if x.__class__ is Ctx else x.__slots__
+            key = _STABLE[x] = (type(x).__name__, tuple(stable_key(getattr(x, f)) for f in fields))
+        return key
+    if isinstance(x, frozenset):
+        return ("frozenset", tuple(sorted(stable_key(e) for e in x)))
+    if isinstance(x, tuple):
+        return ("tuple", tuple(stable_key(e) for e in x))
+    return (type(x).__name__, repr(x))
 
 
 def unknown(why: str) -> FrozenSet[Value]:

@@ -19,6 +19,13 @@ def external_rules():
 
 def wants_args(name: str) -> bool:
     """Whether an external callee named `name` has a model here that reads its arguments."""
-    from . import builtins_model, containers, partial
+    found = _WANTS_ARGS.get(name)
+    if found is None:
+        from . import builtins_model, containers, partial
 
-    return containers.container_kind(name) is not None or name in partial.NAMES or builtins_model.handles(name)
+        found = _WANTS_ARGS[name] = (containers.container_kind(name) is not None or name in partial.NAMES
+                                     or builtins_model.handles(name))
+    return found
+
+
+_WANTS_ARGS: dict[str, bool] = {}  # asked once per external call site: answered once per name
