@@ -58,6 +58,10 @@ class FuncInfo:
     _implicit: list | None = None
     _special: list | None = None
     _params: frozenset | None = None
+    _kind: str | None = None
+    _local_reads: dict | None = None  # name -> local_read(name)
+    _signature: tuple | None = None
+    _first: str | None = None  # first parameter's name, "" for none (first_param)
     _reads: dict | None = None
     _untracked: set | None = None
     _made: dict | None = None
@@ -65,6 +69,11 @@ class FuncInfo:
 
     @property
     def kind(self) -> str:
+        if self._kind is None:
+            self._kind = self._find_kind()
+        return self._kind
+
+    def _find_kind(self) -> str:
         if isinstance(self.node, ast.Lambda):
             return "lambda"
         for d in self.decorators:
@@ -88,6 +97,23 @@ class FuncInfo:
         if self._locals is None:
             self._scan()
         return self._locals
+
+    def local_read(self, name: str) -> tuple[list[Binding], bool] | None:
+        """How a read of `name` in this body finds its value, or None when the name is not
+        this function's: unbound here, declared `global`, or only stored into (`table[k] = v`
+        fills the enclosing scope's `table`). Else its bindings, and whether statement order
+        matters (a name bound more than once, or stored into)."""
+        reads = self._local_reads
+        if reads is None:
+            reads = self._local_reads = {}
+        if name in reads:
+            return reads[name]
+        local = self.locals().get(name)
+        found = None
+        if local and not any(b.kind == "global" for b in local) and not all(b.kind == "item" for b in local):
+            found = (local, len(local) > 1 or local[0].kind == "item")
+        reads[name] = found
+        return found
 
     def reaching(self, node: ast.Name):
         """The histories (`index/flow.py`) of this body's bindings that reach the read `node`,
@@ -211,6 +237,13 @@ class FuncInfo:
             self._scan()
         return self._generator
 
+    def signature(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """Names of the positional parameters (positional-only first) and keyword-only ones."""
+        if self._signature is None:
+            a = self.node.args
+            self._signature = (tuple(p.arg for p in a.posonlyargs + a.args), tuple(p.arg for p in a.kwonlyargs))
+        return self._signature
+
     def param_names(self) -> frozenset[str]:
         if self._params is None:
             a = self.node.args
@@ -269,8 +302,10 @@ NON_CALLING_DECORATORS = {"staticmethod", "classmethod", "property", "abstractme
 
 
 def first_param(fn: FuncInfo) -> str | None:
-    args = fn.node.args.posonlyargs + fn.node.args.args
-    return args[0].arg if args else None
+    if fn._first is None:
+        args = fn.node.args.posonlyargs or fn.node.args.args
+        fn._first = args[0].arg if args else ""
+    return fn._first or None
 
 
 # The nodes FuncInfo._scan reads anything off: calls, returns, yields, the statements that

@@ -53,8 +53,7 @@ def self_context(fn: FuncInfo, self_val: Value) -> Ctx:
 
 def bind(fn: FuncInfo, self_val: Value | None, args: CallArgs, closure: Ctx | None) -> Ctx:
     a = fn.node.args
-    positional = [p.arg for p in a.posonlyargs + a.args]
-    kwonly = [p.arg for p in a.kwonlyargs]
+    positional, kwonly = fn.signature()
     binds: dict[str, FrozenSet[Value]] = {}
     if self_val is not None and positional and fn.kind != "staticmethod":
         binds[positional[0]] = frozenset({self_val})
@@ -109,6 +108,11 @@ def _normal(vals: FrozenSet[Value]) -> FrozenSet[Value]:
     calls on either are external alike). External classes and functions keep their names,
     since containers and builtins are modelled by name, and so do methods of instances of
     external classes (`a.fun` of `a = ext.Cls()`), since a call of one is recorded by name."""
+    for v in vals:
+        if isinstance(v, (VUnknown, VConst, VExt)):
+            break
+    else:
+        return vals  # nothing to forget (the common case: instances, functions, classes)
     out = set()
     for v in vals:
         if isinstance(v, VUnknown):

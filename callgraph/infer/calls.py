@@ -66,8 +66,9 @@ class CallModel:
 
     def dispatch(self, node: ast.Call, scope: "Scope") -> Dispatch:
         key = (id(node), scope.ctx, scope.fn.qual if scope.fn else scope.mod.name)
-        if key in self._memo:
-            return self._memo[key]
+        found = self._memo.get(key)
+        if found is not None:
+            return found
         self._memo[key] = Dispatch()  # recursion guard
         tags: set[str] = set()
         d = Dispatch()

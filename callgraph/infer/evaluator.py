@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import builtins
 from dataclasses import dataclass
-from typing import FrozenSet, Iterable
+from typing import Callable, FrozenSet, Iterable
 
 from ..index.project import Project
 from ..index.scopes import MODULE_CODE, Binding, ClassInfo, FuncInfo, ModuleInfo, decorator_name, first_param
@@ -37,6 +37,13 @@ class Scope:
     fn: FuncInfo | None = None
     ctx: Ctx | None = None
     cls: ClassInfo | None = None  # evaluating a class body
+
+
+def _eval_other(ev: "Evaluator", node: ast.AST, scope: Scope, tags: set[str]) -> FrozenSet[Value]:
+    return frozenset({VExt("<expr>")})
+
+
+_EVALS: dict[type, Callable] = {}  # node class -> Evaluator._eval_<its name> (or _eval_other)
 
 
 class Evaluator:
@@ -88,10 +95,10 @@ class Evaluator:
     def eval(self, node: ast.AST | None, scope: Scope, tags: set[str]) -> FrozenSet[Value]:
         if node is None:
             return EMPTY
-        method = getattr(self, "_eval_" + type(node).__name__, None)
+        method = _EVALS.get(node.__class__)
         if method is None:
-            return frozenset({VExt("<expr>")})
-        return method(node, scope, tags)
+            method = _EVALS[node.__class__] = getattr(Evaluator, "_eval_" + type(node).__name__, _eval_other)
+        return method(self, node, scope, tags)
 
     def scope_of(self, fn: FuncInfo, ctx: Ctx | None) -> Scope:
         return Scope(fn.module, fn, ctx)
@@ -170,13 +177,12 @@ class Evaluator:
                         tags.add("param-binding")
                     return bound
                 return self.unbound_param(fn, name, Scope(fn.module, fn, ctx), tags)
-            local = fn.locals().get(name)
-            # a name the body only stores into (`table[k] = v`) is the enclosing scope's
-            if local and not any(b.kind == "global" for b in local) and not all(b.kind == "item" for b in local):
-                fscope = Scope(fn.module, fn, ctx)
+            found = fn.local_read(name)
+            if found is not None:
+                local, ordered = found
+                same = fn is scope.fn and ctx is scope.ctx and scope.cls is None
+                fscope = scope if same else Scope(fn.module, fn, ctx)
                 remote = self._remote(fn, name, fscope)
-                # statement order only matters for a name bound more than once or stored into
-                ordered = len(local) > 1 or local[0].kind == "item"
                 hists = fn.reaching(node) if ordered and node is not None and fn is scope.fn else None
                 if hists is not None:
                     return self._histories(hists, fscope, tags, ("flow", fn.qual, name, hists), remote)
@@ -331,11 +337,18 @@ class Evaluator:
 
     def unbound_param(self, fn: FuncInfo, name: str, scope: Scope, tags: set[str]) -> FrozenSet[Value]:
         """A parameter with no argument bound at this context: its default and annotation."""
-        a = fn.node.args
-        if fn.cls is not None and name == first_param(fn) and fn.kind not in ("staticmethod",):
+        if fn.cls is not None and name == first_param(fn) and fn.kind != "staticmethod":
             if fn.kind == "classmethod":
                 return frozenset({VClass(fn.cls.qual)})
             return frozenset({VInst(fn.cls.qual, exact=False)})
+        # the same in every context of fn but for the enclosing function's (defaults are
+        # evaluated there): every read of an unbound parameter asks again
+        closure = scope.ctx.closure if scope.ctx else None
+        return memoised(self._names if closure is None else self._local_names, (("param", fn.qual, name), closure),
+                        tags, lambda ptags: self._param_default(fn, name, closure, ptags))
+
+    def _param_default(self, fn: FuncInfo, name: str, closure: Ctx | None, tags: set[str]) -> FrozenSet[Value]:
+        a = fn.node.args
         if a.vararg and a.vararg.arg == name:
             return frozenset({VSeq(unknown(f"*{name} of {fn.qual}"), "tuple")})
         if a.kwarg and a.kwarg.arg == name:
@@ -344,7 +357,7 @@ class Evaluator:
         positional = a.posonlyargs + a.args
         defaults = dict(zip([p.arg for p in positional[len(positional) - len(a.defaults):]], a.defaults))
         defaults.update({p.arg: d for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None})
-        outer = Scope(fn.module, fn.parent, scope.ctx.closure if scope.ctx else None)
+        outer = Scope(fn.module, fn.parent, closure)
         if name in defaults:
             out |= self.eval(defaults[name], outer, tags)
         ann = next((p.annotation for p in positional + a.kwonlyargs if p.arg == name), None)

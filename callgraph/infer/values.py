@@ -161,14 +161,18 @@ EMPTY: FrozenSet[Value] = frozenset()
 NONE = VConst(None)
 
 
+_IN_PROGRESS = (frozenset(), frozenset())
+
+
 def memoised(table: dict, key, tags: set, compute) -> FrozenSet[Value]:
     """`compute(tags)`'s values and the rules that typed them, memoised in `table`; an entry in
     progress reads as empty (the recursion guard of the evaluator's memo tables)."""
-    if key in table:
-        vals, found = table[key]
-        tags |= found
-        return vals
-    table[key] = (EMPTY, frozenset())
+    hit = table.get(key)
+    if hit is not None:
+        if hit[1]:
+            tags |= hit[1]
+        return hit[0]
+    table[key] = _IN_PROGRESS
     found: set = set()
     result = frozenset(compute(found))
     table[key] = (result, frozenset(found))
