@@ -69,3 +69,23 @@ def test_walk_owned_gives_each_node_its_statement():
                 assert got == [(id(n), id(o)) for n, o in _walk_owned_reference(node)]
                 checked += 1
     assert checked > 100
+
+
+def test_flow_loads_are_the_walks_name_reads():
+    """flow._loads_in is _walk_expr specialised to tracked name reads: same nodes, every root."""
+    from callgraph.index import flow
+    from callgraph.index.compact import compact
+
+    roots = 0
+    for tree in _trees():
+        for t in (tree, compact(tree)):
+            for root in ast.walk(t):
+                if not isinstance(root, (ast.stmt, ast.expr)):
+                    continue
+                for untracked in (set(), {"self", "x"}):
+                    want = [n for n in flow._walk_expr(root) if isinstance(n, ast.Name)
+                            and isinstance(n.ctx, ast.Load) and n.id not in untracked]
+                    got = flow._loads_in(root, untracked)
+                    assert sorted(map(id, got)) == sorted(map(id, want)), ast.dump(root)
+                roots += 1
+    assert roots > 2000

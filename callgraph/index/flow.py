@@ -20,7 +20,7 @@ from __future__ import annotations
 import ast
 from typing import Callable, Optional
 
-from .children import child_nodes
+from .children import child_fields, child_nodes
 from .scopes import Binding
 
 # A name reached by more paths than this at one read falls back to every binding.
@@ -64,9 +64,7 @@ class Flow:
                 continue
             loads = self._loads.get(id(root))
             if loads is None:
-                loads = self._loads[id(root)] = [
-                    n for n in _walk_expr(root)
-                    if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id not in self.untracked]
+                loads = self._loads[id(root)] = _loads_in(root, self.untracked)
             for n in loads:
                 h = state.get(n.id)
                 if h is None:
@@ -253,6 +251,51 @@ def _walk_expr(root: ast.AST):
         if isinstance(cur, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             continue
         stack += child_nodes(cur)
+
+
+def _loads_in(root: ast.AST, untracked: set[str]) -> list[ast.Name]:
+    """The reads of tracked names among `_walk_expr(root)`'s nodes. (The walk, specialised:
+    the flow walk meets every expression of every body that needs statement order.)"""
+    out = []
+    stack = [root]
+    kinds = _KINDS
+    while stack:
+        cur = stack.pop()
+        row = kinds.get(cur.__class__)
+        if row is None:
+            row = _kind_of(cur.__class__)
+        kind, fields = row
+        if kind == _NAME:
+            if isinstance(cur.ctx, ast.Load) and cur.id not in untracked:
+                out.append(cur)
+        elif kind == _LAMBDA:
+            stack.extend(cur.args.defaults)
+            stack.extend(d for d in cur.args.kw_defaults if d is not None)
+        elif kind == _NODE:
+            for name in fields:
+                value = getattr(cur, name, None)
+                if value.__class__ is list:
+                    stack += [v for v in value if isinstance(v, ast.AST)]
+                elif isinstance(value, ast.AST):
+                    stack.append(value)
+    return out
+
+
+_NODE, _NAME, _LAMBDA, _SCOPE = range(4)
+_KINDS: dict[type, tuple[int, tuple[str, ...]]] = {}
+
+
+def _kind_of(cls: type) -> tuple[int, tuple[str, ...]]:
+    if issubclass(cls, ast.Name):
+        kind = _NAME
+    elif issubclass(cls, ast.Lambda):
+        kind = _LAMBDA
+    elif issubclass(cls, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        kind = _SCOPE
+    else:
+        kind = _NODE
+    row = _KINDS[cls] = (kind, child_fields(cls))
+    return row
 
 
 def untracked_names(body_nodes) -> set[str]:
