@@ -80,3 +80,29 @@ def test_subclass_candidates_from_trees_match_the_text_scan():
                 want = [p.resolve() for p in by_text.subclass_candidates(base, methods)]
                 assert [p.resolve() for p in by_tree.subclass_candidates(base, methods)] == want, (tree, base, methods)
         assert by_text._texts is not None and by_tree._texts is None  # the tree route read no text
+
+
+_SEED_PROGRAM = """
+import os, sys
+print("seed", os.environ.get("PYTHONHASHSEED"), flush=True)
+sys.argv = ["callgraph", "--version"]
+from callgraph.cli import entry
+entry()
+"""
+
+
+def _cli_run(env_seed: str | None) -> list[str]:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONHASHSEED"}
+    if env_seed is not None:
+        env["PYTHONHASHSEED"] = env_seed
+    out = subprocess.run([sys.executable, "-c", _SEED_PROGRAM], env=env, capture_output=True, text=True, check=True)
+    return out.stdout.splitlines()
+
+
+def test_the_command_line_runs_under_a_fixed_hash_seed():
+    """entry() re-runs the same command line under PYTHONHASHSEED=0 (the value order and so
+    the results at depth limits follow string hashes), once, and keeps a seed the user set."""
+    lines = _cli_run(None)
+    assert lines[:2] == ["seed None", "seed 0"] and lines[2].startswith("callgraph, version")
+    assert _cli_run("7")[:2] == ["seed 7", lines[2]]
+    assert _cli_run("random")[0] == "seed random" and len(_cli_run("random")) == 2

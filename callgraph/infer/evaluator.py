@@ -596,14 +596,16 @@ class Evaluator:
 
 
 def _history_order(history) -> tuple:
-    """Source order of a history's bindings (not `repr`, which shows memory addresses)."""
-    return tuple(_binding_pos(b) for b in (history[0], *(ib for ib, _ in history[1])))
+    """Source order of a history's bindings, then whether each store is strong: a total order
+    that leaves nothing to the set's own (a Binding hashes its node by address)."""
+    items = history[1]
+    return (tuple(_binding_pos(b) for b in (history[0], *(ib for ib, _ in items))), tuple(s for _, s in items))
 
 
 def _binding_pos(b) -> tuple:
     if b is None:
-        return (-1, -1, "")
-    return (getattr(b.expr, "lineno", 0), getattr(b.expr, "col_offset", 0), b.kind)
+        return (-1, -1, "", "", ())
+    return (getattr(b.expr, "lineno", 0), getattr(b.expr, "col_offset", 0), b.kind, b.target, b.path)
 
 
 def _dotted_text(node: ast.AST) -> str | None:
