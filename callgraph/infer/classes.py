@@ -22,6 +22,8 @@ MODULE_BASES = ("torch.nn.Module", "torch.nn.modules.module.Module", "nn.Module"
 CONTAINER_BASES = {"builtins.dict", "builtins.list", "builtins.tuple", "builtins.set", "collections.OrderedDict",
                    "collections.defaultdict", "collections.UserDict", "collections.UserList", "typing.Dict", "typing.List"}
 CONTAINER_ACCESS = {"__getitem__", "get", "pop", "values", "items", "__iter__", "setdefault"}
+# External bases that add no instance attributes or methods of their own.
+MARKER_BASES = {"builtins.object", "abc.ABC", "typing.Generic", "typing.Protocol", "typing_extensions.Protocol"}
 PROPERTY_DECORATORS = ("property", "cached_property", "functools.cached_property", "abc.abstractproperty")
 
 
@@ -83,9 +85,12 @@ class ClassModel:
         return self._mro[qual]
 
     def external_bases(self, qual: str) -> list[str]:
+        """Bases from outside the tree that give instances attributes or behaviour: not
+        `object`, nor markers such as `abc.ABC` (an attribute the tree does not define on an
+        ABC subclass is unknown, not `abc.ABC.attr`)."""
         out = []
         for k in self.mro(qual):
-            out.extend(b.name for b in self.bases(k) if isinstance(b, VExt) and b.name != "builtins.object")
+            out.extend(b.name for b in self.bases(k) if isinstance(b, VExt) and b.name not in MARKER_BASES)
         return out
 
     def unknown_bases(self, qual: str) -> list[str]:
