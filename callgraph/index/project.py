@@ -66,8 +66,9 @@ class Project:
 
     def subclass_candidates(self, base_name: str, methods: tuple[str, ...]) -> list[Path]:
         """Files that may define a subclass of a class named `base_name` (transitively, by the
-        names in class headers, found by one regex pass over the texts) which defines one of
-        `methods` itself. The class hierarchy then parses these few files, not the whole tree."""
+        names in class headers, found by one regex pass over the texts, or read off the parsed
+        classes once load_all() has parsed the scope) which defines one of `methods` itself.
+        The class hierarchy then parses these few files, not the whole tree."""
         if self._class_headers is None:
             if self._loaded_all:
                 self._headers_from_trees()

@@ -17,7 +17,7 @@ from ..index.project import Project
 from ..index.scopes import MODULE_CODE, Binding, ClassInfo, FuncInfo, ModuleInfo, decorator_name, first_param
 from .binding import self_context
 from .stores import apply as apply_stores, remote_stores
-from .values import EMPTY, NONE, Ctx, Value, VClass, VConst, VExt, VFunc, VInst, VModule, VPartial, VSeq, VSeqMethod, VSuper, VUnknown, memoised, unknown
+from .values import EMPTY, NONE, Ctx, Value, VClass, VConst, VExt, VFunc, VInst, VModule, VPartial, VSeq, VSeqMethod, VSuper, VUnknown, forget_orders, memoised, unknown
 
 BUILTIN_NAMES = frozenset(dir(builtins))
 # Nesting depth of containers kept (a list of lists of layers is still precise).
@@ -79,6 +79,7 @@ class Evaluator:
         self._returns.clear()
         self._attrs.clear()
         self.stores_memo.clear()
+        forget_orders()
         self.classes = classes.ClassModel(self)
         self.calls = calls.CallModel(self)
 
@@ -90,6 +91,10 @@ class Evaluator:
         the memos double as recursion guards."""
         self.calls._memo.clear()
         self._local_names.clear()
+
+    def _name_table(self, ctx: Ctx | None) -> dict:
+        """The memo of names read in `ctx`: kept for good without one, dropped by forget_local."""
+        return self._names if ctx is None else self._local_names
 
     # -- entry points ----------------------------------------------------------------------
     def eval(self, node: ast.AST | None, scope: Scope, tags: set[str]) -> FrozenSet[Value]:
@@ -231,7 +236,7 @@ class Evaluator:
                     out |= self.binding_value(b, scope, btags)
             return self.fill(out, items + list(remote), btags) if items or remote else out
 
-        return memoised(self._names if scope.ctx is None else self._local_names, (key, scope.ctx), tags, compute)
+        return memoised(self._name_table(scope.ctx), (key, scope.ctx), tags, compute)
 
     def _histories(self, hists, scope: Scope, tags: set[str], key, remote=()) -> FrozenSet[Value]:
         """A read's values from the histories that reach it (`index/flow.py`): each path's
@@ -244,7 +249,7 @@ class Evaluator:
                 out |= self.fill(set(vals), stores, btags) if stores else vals
             return out
 
-        return memoised(self._names if scope.ctx is None else self._local_names, (key, scope.ctx), tags, compute)
+        return memoised(self._name_table(scope.ctx), (key, scope.ctx), tags, compute)
 
     def binding_value(self, b: Binding, scope: Scope, tags: set[str]) -> FrozenSet[Value]:
         if b.kind == "def":
@@ -344,8 +349,8 @@ class Evaluator:
         # the same in every context of fn but for the enclosing function's (defaults are
         # evaluated there): every read of an unbound parameter asks again
         closure = scope.ctx.closure if scope.ctx else None
-        return memoised(self._names if closure is None else self._local_names, (("param", fn.qual, name), closure),
-                        tags, lambda ptags: self._param_default(fn, name, closure, ptags))
+        return memoised(self._name_table(closure), (("param", fn.qual, name), closure), tags,
+                        lambda ptags: self._param_default(fn, name, closure, ptags))
 
     def _param_default(self, fn: FuncInfo, name: str, closure: Ctx | None, tags: set[str]) -> FrozenSet[Value]:
         a = fn.node.args

@@ -230,5 +230,10 @@ def stable_key(x) -> tuple:
     return (type(x).__name__, repr(x))
 
 
+def forget_orders() -> None:
+    """Drop stable_key's memo (Evaluator.close: it holds values)."""
+    _STABLE.clear()
+
+
 def unknown(why: str) -> FrozenSet[Value]:
     return frozenset({VUnknown(why)})
