@@ -13,6 +13,16 @@ class Value:
     __slots__ = ()
 
 
+# Stands in for None in the hashes below. Before Python 3.12, hash(None) is None's address,
+# which address-space randomisation moves from run to run: a value holding None would hash
+# differently in every process, and so would the order of every set holding it.
+_NONE_HASH = 0x4E6F6E65
+
+
+def _keys_hash(keys) -> tuple:
+    return tuple((_NONE_HASH if k is None else k, v) for k, v in keys)
+
+
 @dataclass(frozen=True, slots=True)
 class VModule(Value):
     name: str
@@ -44,6 +54,10 @@ class VFunc(Value):
     self_val: Optional[Value] = None
     closure: Optional["Ctx"] = None
 
+    def __hash__(self) -> int:
+        return hash((self.qual, _NONE_HASH if self.self_val is None else self.self_val,
+                     _NONE_HASH if self.closure is None else self.closure))
+
 
 @dataclass(frozen=True, slots=True)
 class VPartial(Value):
@@ -63,6 +77,10 @@ class VSeq(Value):
     kind: str = "list"
     items: Optional[Tuple[FrozenSet[Value], ...]] = None
     keys: Optional[Tuple[Tuple[str, FrozenSet[Value]], ...]] = None
+
+    def __hash__(self) -> int:
+        return hash((self.elems, self.kind, _NONE_HASH if self.items is None else self.items,
+                     _NONE_HASH if self.keys is None else _keys_hash(self.keys)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +111,9 @@ class VConst(Value):
 
     value: object = None
 
+    def __hash__(self) -> int:
+        return hash((_NONE_HASH if self.value is None else self.value,))
+
 
 @dataclass(frozen=True, slots=True)
 class VUnknown(Value):
@@ -116,7 +137,7 @@ class Ctx:
         self.fn = fn
         self.binds = binds
         self.closure = closure
-        self._hash = hash((fn, binds, closure))
+        self._hash = hash((fn, binds, _NONE_HASH if closure is None else closure))
 
     def __hash__(self) -> int:
         return self._hash
