@@ -195,7 +195,8 @@ class Explorer:
     def add_edge(self, ex: Exploration, state: Ctx, fn, node: ast.Call, callee: str, ctx: Ctx, rule: str,
                  via: tuple[str, ...], implicit: str | None = None) -> Ctx | None:
         """Record one resolved call; return the callee's context if it is new to explore."""
-        site, expr = self._site(fn, node)
+        # an implicit call's text is its own (`@dec`, `raise E`), made only for a new hop
+        site, expr = (site_of(fn, node), None) if implicit else self._site(fn, node)
         known = ex.graph.has_edge(fn.qual, callee, key=(site, rule))
         if self.whole_tree and known:
             return ctx  # sweep(): the caller keeps what it needs

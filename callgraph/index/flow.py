@@ -20,7 +20,7 @@ from __future__ import annotations
 import ast
 from typing import Callable, Optional
 
-from .children import child_fields, child_nodes
+from .children import child_nodes
 from .scopes import Binding
 
 # A name reached by more paths than this at one read falls back to every binding.
@@ -261,10 +261,9 @@ def _loads_in(root: ast.AST, untracked: set[str]) -> list[ast.Name]:
     kinds = _KINDS
     while stack:
         cur = stack.pop()
-        row = kinds.get(cur.__class__)
-        if row is None:
-            row = _kind_of(cur.__class__)
-        kind, fields = row
+        kind = kinds.get(cur.__class__)
+        if kind is None:
+            kind = _kind_of(cur.__class__)
         if kind == _NAME:
             if isinstance(cur.ctx, ast.Load) and cur.id not in untracked:
                 out.append(cur)
@@ -272,20 +271,15 @@ def _loads_in(root: ast.AST, untracked: set[str]) -> list[ast.Name]:
             stack.extend(cur.args.defaults)
             stack.extend(d for d in cur.args.kw_defaults if d is not None)
         elif kind == _NODE:
-            for name in fields:
-                value = getattr(cur, name, None)
-                if value.__class__ is list:
-                    stack += [v for v in value if isinstance(v, ast.AST)]
-                elif isinstance(value, ast.AST):
-                    stack.append(value)
+            stack += child_nodes(cur)
     return out
 
 
 _NODE, _NAME, _LAMBDA, _SCOPE = range(4)
-_KINDS: dict[type, tuple[int, tuple[str, ...]]] = {}
+_KINDS: dict[type, int] = {}
 
 
-def _kind_of(cls: type) -> tuple[int, tuple[str, ...]]:
+def _kind_of(cls: type) -> int:
     if issubclass(cls, ast.Name):
         kind = _NAME
     elif issubclass(cls, ast.Lambda):
@@ -294,8 +288,8 @@ def _kind_of(cls: type) -> tuple[int, tuple[str, ...]]:
         kind = _SCOPE
     else:
         kind = _NODE
-    row = _KINDS[cls] = (kind, child_fields(cls))
-    return row
+    _KINDS[cls] = kind
+    return kind
 
 
 def untracked_names(body_nodes) -> set[str]:

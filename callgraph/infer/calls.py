@@ -10,7 +10,9 @@ import ast
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, FrozenSet
 
+from .. import semantics
 from ..index.scopes import ADDING_METHODS, FuncInfo
+from ..semantics.builtins_model import BUILTIN_KINDS, builtin_lacks, seq_method
 from .binding import CallArgs, bind
 from .values import (EMPTY, Ctx, Value, VClass, VConst, VExt, VFunc, VInst, VPartial, VSeq, VSeqMethod, VSuper, VUnknown,
                      external_callee, ordered)
@@ -39,13 +41,8 @@ class Dispatch:
 
 class CallModel:
     def __init__(self, ev: "Evaluator"):
-        from .. import semantics
-        from ..semantics import builtins_model
-
         self.ev = ev
         self.rules = semantics.external_rules()
-        self.wants_args = semantics.wants_args
-        self.builtins = builtins_model  # (imported here: it imports the values this module makes)
         self._memo: dict = {}
 
     def result(self, node: ast.Call, scope: "Scope", tags: set[str]) -> FrozenSet[Value]:
@@ -94,7 +91,7 @@ class CallModel:
         modelled external (containers, partial, builtins). Other externals only need arguments
         that may be functions handed over (callbacks), and unknown callees none."""
         if isinstance(v, VExt):
-            return self.wants_args(v.name)
+            return semantics.wants_args(v.name)
         return not isinstance(v, (VUnknown, VConst))
 
     def args(self, node: ast.Call, scope: "Scope", tags: set[str], light: bool = False) -> CallArgs:
@@ -167,12 +164,11 @@ class CallModel:
                     return handled
             return frozenset({VExt(v.name + "()")})
         if isinstance(v, VSeqMethod):
-            b = self.builtins
             # `d.items()`: a method of a builtin container runs. The methods that put values in
             # (`append`, `update`...) are modelled as stores into the container, not as calls.
-            if v.seq.kind in b.BUILTIN_KINDS and v.attr not in ADDING_METHODS and not b.builtin_lacks(v.seq.kind, v.attr):
+            if v.seq.kind in BUILTIN_KINDS and v.attr not in ADDING_METHODS and not builtin_lacks(v.seq.kind, v.attr):
                 d.externals.append(f"builtins.{v.seq.kind}.{v.attr}")
-            return b.seq_method(ev, v.seq, v.attr, args, tags)
+            return seq_method(ev, v.seq, v.attr, args, tags)
         if isinstance(v, VUnknown):
             d.unresolved.append(v.why)
             return frozenset({v})

@@ -15,6 +15,7 @@ from typing import Callable, FrozenSet, Iterable
 
 from ..index.project import Project
 from ..index.scopes import MODULE_CODE, Binding, ClassInfo, FuncInfo, ModuleInfo, decorator_name, first_param
+from ..semantics.builtins_model import builtin_lacks
 from .binding import self_context
 from .stores import apply as apply_stores, remote_stores
 from .values import EMPTY, NONE, Ctx, Value, VClass, VConst, VExt, VFunc, VInst, VModule, VPartial, VSeq, VSeqMethod, VSuper, VUnknown, forget_orders, memoised, unknown
@@ -181,7 +182,7 @@ class Evaluator:
                     if name != first_param(fn) or fn.cls is None:
                         tags.add("param-binding")
                     return bound
-                return self.unbound_param(fn, name, Scope(fn.module, fn, ctx), tags)
+                return self.unbound_param(fn, name, ctx, tags)
             found = fn.local_read(name)
             if found is not None:
                 local, ordered = found
@@ -340,15 +341,15 @@ class Evaluator:
             return frozenset({VModule(name)})
         return frozenset({VExt(name)})
 
-    def unbound_param(self, fn: FuncInfo, name: str, scope: Scope, tags: set[str]) -> FrozenSet[Value]:
-        """A parameter with no argument bound at this context: its default and annotation."""
+    def unbound_param(self, fn: FuncInfo, name: str, ctx: Ctx | None, tags: set[str]) -> FrozenSet[Value]:
+        """A parameter with no argument bound in context `ctx`: its default and annotation."""
         if fn.cls is not None and name == first_param(fn) and fn.kind != "staticmethod":
             if fn.kind == "classmethod":
                 return frozenset({VClass(fn.cls.qual)})
             return frozenset({VInst(fn.cls.qual, exact=False)})
         # the same in every context of fn but for the enclosing function's (defaults are
         # evaluated there): every read of an unbound parameter asks again
-        closure = scope.ctx.closure if scope.ctx else None
+        closure = ctx.closure if ctx else None
         return memoised(self._name_table(closure), (("param", fn.qual, name), closure), tags,
                         lambda ptags: self._param_default(fn, name, closure, ptags))
 
@@ -433,7 +434,7 @@ class Evaluator:
         if isinstance(v, VSeq):
             return frozenset({VSeqMethod(v, attr)})
         if isinstance(v, VConst):
-            if self.calls.builtins.builtin_lacks(type(v.value).__name__, attr):
+            if builtin_lacks(type(v.value).__name__, attr):
                 return EMPTY  # `self.x = None` elsewhere: no value, not `None.view`
             return frozenset({VExt(f"builtins.{type(v.value).__name__}.{attr}")})
         if isinstance(v, VFunc):

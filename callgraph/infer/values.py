@@ -215,12 +215,12 @@ def ordered(vals) -> list:
 
 
 def _cheap_key(v) -> tuple:
-    name = _NAME_OF.get(type(v))
-    return (type(v).__name__, name(v) if name is not None else "")
+    return (type(v).__name__, _name(v))
 
 
 def _name(v) -> str:
-    return _NAME_OF[type(v)](v) if v is not None and type(v) in _NAME_OF else ""
+    name = _NAME_OF.get(type(v))
+    return name(v) if name is not None else ""
 
 
 # what tells values of one kind apart, as far as it is cheap to read
