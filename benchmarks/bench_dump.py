@@ -39,8 +39,7 @@ class NullFormat(Format):
         return set()
 
     def write(self, samples):
-        return sum(s.aux.numel() * s.aux.element_size() + s.final.numel() * s.final.element_size()
-                   for s in samples)
+        return sum(s.state_bytes() for s in samples)
 
 
 def build(args):

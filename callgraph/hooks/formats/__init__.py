@@ -1,8 +1,8 @@
 """Output formats, one module each, behind one small interface (`Format`).
 
 A format is told which samples exist already (resume), is handed finished samples whose tensors
-are views into a host buffer that is reused once `write` returns (copy what you keep), and is
-closed once. Registry order is the `--format` choice list; the first is the default.
+are views into a host buffer that is reused once `write` returns (keep `Sample.owned()` copies of
+what outlives the call), and is closed once. Registry order is the `--format` choice list; the first is the default.
 """
 from __future__ import annotations
 
@@ -16,13 +16,28 @@ from ..choices import FORMAT_NAMES  # noqa: F401  (re-exported)
 
 @dataclass
 class Sample:
-    """One captured sample, trimmed of padding. Tensor views are valid only during `write`."""
+    """One captured sample, trimmed of padding.
+
+    Its tensors are views of a host slot that the writer hands to the next batch once `write`
+    returns: a format that keeps a sample past `write` keeps `sample.owned()`. (Whether a
+    tensor is a view cannot be read off the tensor: under `torch.inference_mode()` a view's
+    `_base` is None. So the rule is unconditional.)
+    """
 
     id: int
     input_ids: torch.Tensor   # [T] int64
     loss_mask: torch.Tensor   # [T] int64
     aux: torch.Tensor         # [T, K*H], the K layers concatenated in ascending order
     final: torch.Tensor       # [T, H], last layer's output after the final norm
+
+    def owned(self) -> "Sample":
+        """A copy whose tensors own their memory (safe to keep after `write` returns)."""
+        return Sample(self.id, self.input_ids.clone(), self.loss_mask.clone(), self.aux.clone(),
+                      self.final.clone())
+
+    def state_bytes(self) -> int:
+        """Bytes of the hidden states (what dominates a sample's size on disk)."""
+        return sum(t.numel() * t.element_size() for t in (self.aux, self.final))
 
 
 class Format:

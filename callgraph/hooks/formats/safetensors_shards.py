@@ -70,14 +70,20 @@ class SafetensorsFormat(Format):
         return set(self.entries)
 
     def write(self, samples: list[Sample]) -> int:
+        """Add the samples to the open shard; a shard is written as soon as it is full.
+
+        A shard may close in the middle of a batch. What is still waiting when this returns
+        is copied out of the batch's host slot, which the writer reuses for a later batch.
+        """
+        written, borrowed = 0, len(self._pending)   # entries from `borrowed` on are views
         for s in samples:
             self._pending.append(s)
-            self._pending_bytes += sum(t.numel() * t.element_size() for t in (s.aux, s.final))
-        if self._pending_bytes >= self.shard_bytes:
-            return self._flush()
-        # the batch's host buffer is reused after we return: keep our own copy of what waits
-        self._pending = [s if not _is_view_of_batch(s) else _own(s) for s in self._pending]
-        return 0
+            self._pending_bytes += s.state_bytes()
+            if self._pending_bytes >= self.shard_bytes:
+                written += self._flush()
+                borrowed = 0
+        self._pending[borrowed:] = [s.owned() for s in self._pending[borrowed:]]
+        return written
 
     def _flush(self) -> int:
         if not self._pending:
@@ -121,14 +127,6 @@ class SafetensorsFormat(Format):
         n = self._flush()
         write_index(self.out_dir, self.entries, self.shards)
         return n
-
-
-def _is_view_of_batch(s: Sample) -> bool:
-    return s.aux._base is not None or s.final._base is not None
-
-
-def _own(s: Sample) -> Sample:
-    return Sample(s.id, s.input_ids.clone(), s.loss_mask.clone(), s.aux.clone(), s.final.clone())
 
 
 def write_index(out_dir: Path, entries: dict, shards: dict) -> None:
