@@ -5,26 +5,24 @@ never imports torch (the `dump` command's hook module does) and start-up stays f
 """
 from __future__ import annotations
 
+import errno
 import importlib
 import importlib.util
 import os
 import sys
-from enum import IntEnum
+import traceback
 
 import click
 
 from . import __version__
 from .errors import CallgraphError
+from .exit_codes import ExitCode  # noqa: F401  (re-exported: `from callgraph.cli import ExitCode`)
 from .gcpause import collector_paused
 
-
-class ExitCode(IntEnum):
-    REACHED = 0
-    OK = 0
-    UNREACHABLE = 1
-    BROKEN = 1
-    UNKNOWN = 2
-    ERROR = 3
+#: OSErrors that the machine or the user caused (a full disk, a read-only folder, a closed
+#: pipe): one line and exit 3, like any bad input. Any other OSError is a bug (exit 4).
+ENVIRONMENT_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES,
+                                errno.EPERM, errno.EFBIG, errno.EPIPE})
 
 
 # name -> "module:attribute" of a click command; loaded on first use.
@@ -57,34 +55,55 @@ def _available(name: str) -> bool:
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="callgraph")
-def cli() -> None:
+@click.option("--debug", is_flag=True, envvar="CALLGRAPH_DEBUG",
+              help="On an internal error, print the traceback instead of writing it to a log file.")
+@click.pass_obj
+def cli(state: dict, debug: bool) -> None:
     """Prove how data flows through PyTorch model wrapper hierarchies."""
+    state["debug"] = debug
 
 
 @collector_paused  # the whole command: writing a big graph allocates as much as analysing it
 def main(argv: list[str] | None = None) -> int:
-    """Run the CLI; map library errors to one line on stderr and a named exit code."""
+    """Run the CLI. Library errors become one line and exit 3; anything unexpected becomes one
+    line and exit 4 (`crash.py`), so no failure can read as a verdict; Ctrl-C exits 130."""
+    state = {"debug": bool(os.environ.get("CALLGRAPH_DEBUG"))}
     try:
-        rv = cli.main(args=argv, prog_name="callgraph", standalone_mode=False)
+        rv = cli.main(args=argv, prog_name="callgraph", standalone_mode=False, obj=state)
     except CallgraphError as exc:
         click.echo(f"callgraph: error: {exc}", err=True)
         return int(exc.exit_code)
-    except click.exceptions.Abort:
-        click.echo("callgraph: aborted", err=True)
-        return int(ExitCode.ERROR)
+    except click.exceptions.Abort as exc:  # click's wrapper of KeyboardInterrupt and EOFError
+        if isinstance(exc.__context__, EOFError):  # we never prompt: a bug, not the user
+            return _internal(exc.__context__, argv, state)
+        click.echo("callgraph: interrupted", err=True)
+        return int(ExitCode.INTERRUPTED)
     except click.ClickException as exc:
         exc.show()
         return int(ExitCode.ERROR)
-    except RecursionError:
-        click.echo("callgraph: error: the analysis went deeper than Python's recursion limit; "
-                   "this is a bug in callgraph, please report it with the command line", err=True)
-        return int(ExitCode.ERROR)
     except KeyboardInterrupt:
         click.echo("callgraph: interrupted", err=True)
-        return 130
+        return int(ExitCode.INTERRUPTED)
+    except OSError as exc:
+        if exc.errno not in ENVIRONMENT_ERRNOS:
+            return _internal(exc, argv, state)
+        where = f"{exc.filename}: " if exc.filename else ""
+        click.echo(f"callgraph: error: {where}{exc.strerror or exc}", err=True)
+        return int(ExitCode.ERROR)
+    except Exception as exc:  # noqa: BLE001 - the one place that turns a bug into an exit code
+        return _internal(exc, argv, state)  # RecursionError and MemoryError included
     if isinstance(rv, int):
         return rv
     return int(ExitCode.OK)
+
+
+def _internal(exc: BaseException, argv: list[str] | None, state: dict) -> int:
+    from .crash import internal_error_line
+
+    if state.get("debug"):
+        traceback.print_exception(type(exc), exc, exc.__traceback__, file=sys.stderr)
+    click.echo(internal_error_line(exc, argv, state.get("debug", False)), err=True)
+    return int(ExitCode.INTERNAL)
 
 
 def reproducible() -> None:

@@ -19,8 +19,8 @@ from .common import open_analysis, tree_options
               help="Stop exploring after N seconds (the verdict is then unknown unless reached).")
 @click.option("--dot", "dot_out", metavar="FILE", help="Also draw the proof: FILE.dot, FILE.svg or FILE.png.")
 def reach(entry, target, roots, package, binds, cache_dir, no_cache, as_json, all_paths, max_seconds, dot_out) -> int:
-    """Does ENTRY reach TARGET? Exit 0 reached, 1 unreachable, 2 unknown, 3 error."""
-    from ..cli import ExitCode
+    """Does ENTRY reach TARGET? Exit 0 reached, 1 unreachable, 2 unknown, 3 error, 4 bug."""
+    from ..exit_codes import ExitCode
     from ..output.text import proof_text
 
     if dot_out:
