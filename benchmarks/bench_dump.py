@@ -27,6 +27,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from callgraph.hooks import Capture  # noqa: E402
+from callgraph.hooks.check import check_dump  # noqa: E402
 from callgraph.hooks.formats import Format  # noqa: E402
 
 
@@ -134,11 +135,16 @@ def run_mode(model, args, mode, batches, out_root: Path):
         h.remove()
     tokens = sum(b[1].numel() for b in batches[args.warmup:])
     written = (cap.stats.bytes - written0) if cap else 0
+    checked = None
     if cap is not None and mode != "ours-null":
+        # a fast wrong dump must never be reported: recompute samples one at a time, compare
+        report = check_dump(model, out_root / mode[len("ours-"):], args.check, forward_kwargs=kw)
+        checked = {"samples": len(report.checked), "worst": report.worst,
+                   "tolerance": report.tolerance, "problems": report.problems}
         shutil.rmtree(out_root / mode[len("ours-"):], ignore_errors=True)
     return {"mode": mode, "tokens": tokens, "loop_s": loop, "drain_s": drain,
             "tok_s": tokens / loop, "tok_s_e2e": tokens / (loop + drain),
-            "bytes": written, "gb_s": written / (loop + drain) / 1e9}
+            "bytes": written, "gb_s": written / (loop + drain) / 1e9, "check": checked}
 
 
 def main(argv=None) -> int:
@@ -160,6 +166,8 @@ def main(argv=None) -> int:
     p.add_argument("--disk-gb", type=float, default=4.0)
     p.add_argument("--out", default="/tmp/callgraph-bench")
     p.add_argument("--modes", default="plain,naive-cpu,ours-null,ours-safetensors,ours-specforge,plain")
+    p.add_argument("--check", type=int, default=8,
+                   help="samples of each written dump recomputed alone and compared")
     p.add_argument("--json", default=None, help="also write the results here")
     args = p.parse_args(argv)
     if args.tiny:
@@ -191,17 +199,31 @@ def main(argv=None) -> int:
         bound = "the disk" if ceiling < base else "the GPU"
         print(f"disk-bound ceiling for a dump: {ceiling:,.0f} tokens/s "
               f"({ceiling / base:.2f}x plain): the limit here is {bound}")
-    print("\n| mode | tokens/s (loop) | x plain | tokens/s (incl. final drain) | x plain | GB/s written | x disk |")
-    print("|---|---|---|---|---|---|---|")
+    print("\n| mode | tokens/s (loop) | x plain | tokens/s (incl. final drain) | x plain | GB/s written "
+          "| x disk | data checked |")
+    print("|---|---|---|---|---|---|---|---|")
     for r in results:
         ratio = f"{r['tok_s'] / base:.3f}" if base else "-"
         ratio_e = f"{r['tok_s_e2e'] / base:.3f}" if base else "-"
         gbs = f"{r['gb_s']:.2f}" if r["bytes"] else "-"
         xd = f"{r['gb_s'] * 1e9 / disk:.2f}" if r["bytes"] and r["mode"] != "ours-null" else "-"
-        print(f"| {r['mode']} | {r['tok_s']:,.0f} | {ratio} | {r['tok_s_e2e']:,.0f} | {ratio_e} | {gbs} | {xd} |")
+        c = r["check"]
+        ok = "-" if c is None else (
+            f"{c['samples']} samples, worst rel. error {c['worst']:.1e}"
+            + (f": **WRONG** ({len(c['problems'])})" if c["problems"] else ""))
+        print(f"| {r['mode']} | {r['tok_s']:,.0f} | {ratio} | {r['tok_s_e2e']:,.0f} | {ratio_e} | {gbs} "
+              f"| {xd} | {ok} |")
+    wrong = [r["mode"] for r in results if r["check"] and r["check"]["problems"]]
+    for r in results:
+        for problem in (r["check"] or {}).get("problems", [])[:5]:
+            print(f"{r['mode']}: {problem}", file=sys.stderr)
     if args.json:
         Path(args.json).write_text(json.dumps({"args": vars(args), "disk_bytes_s": disk,
                                                "results": results}, indent=2))
+    if wrong:
+        print(f"wrong data written by {', '.join(wrong)}: these figures are not results",
+              file=sys.stderr)
+        return 1
     return 0
 
 

@@ -1,3 +1,3 @@
 """callgraph: prove how data flows through PyTorch model wrapper hierarchies."""
 
-__version__ = "0.1.0"
+__version__ = "0.1.1"

@@ -30,20 +30,21 @@ def read_proof(path: Path) -> Proof:
         raise ProofError(f"{path}: not a proof JSON from `callgraph reach --json` ({exc})") from None
 
 
-@click.command("dump")
-@click.option("--model", "model_dir", required=True, type=click.Path(path_type=Path),
-              help="A local transformers model directory.")
+@click.group("dump", invoke_without_command=True, subcommand_metavar="[verify OUT]")
+@click.option("--model", "model_dir", type=click.Path(path_type=Path),
+              help="A local transformers model directory (required).")
 @click.option("--random-init", is_flag=True, help="Build the model from config.json, no weights.")
 @click.option("--seed", default=0, show_default=True, help="Seed of --random-init's weights.")
-@click.option("--data", required=True, type=click.Path(path_type=Path),
-              help='JSONL: {"input_ids": [...], "loss_mask": [...]} or {"text": "..."} a line.')
+@click.option("--data", type=click.Path(path_type=Path),
+              help='JSONL: {"input_ids": [...], "loss_mask": [...]} or {"text": "..."} a line (required).')
 @click.option("--layers", default="eagle3", show_default=True,
               help="'eagle3' (outputs of [1, N//2-1, N-4]) or ids such as 1,29,57.")
 @click.option("--convention", type=click.Choice(["output", "input"]), default=None,
               help="What an id L means: the output of decoder layer L, or its input. Required with ids.")
 @click.option("--format", "fmt", type=click.Choice(FORMAT_NAMES), default=FORMAT_NAMES[0],
               show_default=True)
-@click.option("--out", "out_dir", required=True, type=click.Path(path_type=Path))
+@click.option("--out", "out_dir", type=click.Path(path_type=Path),
+              help="Output folder (required); a rerun into it resumes.")
 @click.option("--batch-size", default=8, show_default=True, type=click.IntRange(1))
 @click.option("--max-len", default=2048, show_default=True, type=click.IntRange(1))
 @click.option("--device", default=None, type=click.Choice(["cuda", "cpu"]),
@@ -57,31 +58,34 @@ def read_proof(path: Path) -> Proof:
 @click.option("--on-nan", default="fail", type=click.Choice(ON_NAN), show_default=True)
 @click.option("--shard-mb", default=1024, show_default=True, type=click.IntRange(1),
               help="Target shard size of the safetensors format.")
-def dump(model_dir, random_init, seed, data, layers, convention, fmt, out_dir, batch_size, max_len,
-         device, dtype, proof_path, target_class, adapter, on_nan, shard_mb) -> int:
-    """Dump hidden states at the proven target of a live model, for EAGLE-3 drafter training."""
-    try:
-        import safetensors  # noqa: F401
-        import torch
-        import transformers  # noqa: F401
-        from tqdm import tqdm
-    except ImportError as exc:
-        raise CallgraphError(f"callgraph dump needs the dump extra ({exc.name or exc}): "
-                             f"pip install 'callgraph[dump]'") from None
+@click.option("--check", "check_count", default=0, show_default=True, type=click.IntRange(0),
+              help="Afterwards, recompute N random samples on disk one at a time and compare "
+                   "(exit 1 if any differs).")
+@click.pass_context
+def dump(ctx, model_dir, random_init, seed, data, layers, convention, fmt, out_dir, batch_size,
+         max_len, device, dtype, proof_path, target_class, adapter, on_nan, shard_mb,
+         check_count) -> int:
+    """Dump hidden states at the proven target of a live model, for EAGLE-3 drafter training.
+
+    `callgraph dump verify OUT` checks a finished dump instead.
+    """
+    if ctx.invoked_subcommand is not None:
+        return 0
+    missing = [name for name, value in (("--model", model_dir), ("--data", data), ("--out", out_dir))
+               if value is None]
+    if missing:
+        raise click.UsageError(f"missing option{'s' if len(missing) > 1 else ''} "
+                               f"{', '.join(missing)}", ctx)
+    torch, tqdm = _needs_extra()
 
     from .capture import Capture
     from .data import batches, read_samples
     from .load import DTYPES, load_model, load_tokenizer
 
     proof = read_proof(proof_path) if proof_path else None
-    device = device or ("cuda" if torch.cuda.is_available() else "cpu")
-    if device == "cuda" and not torch.cuda.is_available():
-        raise CallgraphError("--device cuda: this torch build sees no CUDA device; use --device cpu")
+    device = _device(torch, device)
     model = load_model(model_dir, device, DTYPES[dtype], random_init, seed)
-    takes = inspect.signature(model.forward).parameters
-    extra = {"use_cache": False} if "use_cache" in takes else {}
-    if "logits_to_keep" in takes:
-        extra["logits_to_keep"] = 1   # the dump needs no logits; [B, T, vocab] would be GBs
+    extra = _forward_kwargs(model)
 
     tokenizer = []
 
@@ -115,4 +119,92 @@ def dump(model_dir, random_init, seed, data, layers, convention, fmt, out_dir, b
           f"{out_dir} ({fmt}); fired: {', '.join(cap.manifest.get('fired_paths', []))}")
     if stats.nan_skipped:
         _echo(f"skipped {len(stats.nan_skipped)} samples with NaN/Inf: {stats.nan_skipped[:20]}")
+    if check_count:
+        _check(model, out_dir, check_count, data, tokenize, max_len, extra)
     return 0
+
+
+def _needs_extra():
+    try:
+        import safetensors  # noqa: F401
+        import torch
+        import transformers  # noqa: F401
+        from tqdm import tqdm
+    except ImportError as exc:
+        raise CallgraphError(f"callgraph dump needs the dump extra ({exc.name or exc}): "
+                             f"pip install 'callgraph[dump]'") from None
+    return torch, tqdm
+
+
+def _device(torch, device: str | None) -> str:
+    device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+    if device == "cuda" and not torch.cuda.is_available():
+        raise CallgraphError("--device cuda: this torch build sees no CUDA device; use --device cpu")
+    return device
+
+
+def _forward_kwargs(model) -> dict:
+    takes = inspect.signature(model.forward).parameters
+    extra = {"use_cache": False} if "use_cache" in takes else {}
+    if "logits_to_keep" in takes:
+        extra["logits_to_keep"] = 1   # the dump needs no logits; [B, T, vocab] would be GBs
+    return extra
+
+
+@dump.command("verify")
+@click.argument("out_dir", type=click.Path(path_type=Path))
+@click.option("--data", type=click.Path(path_type=Path),
+              help="The data file dumped: every sample of it must be on disk once, and no other.")
+@click.option("--model", "model_dir", type=click.Path(path_type=Path),
+              help="The model directory dumped, for --check.")
+@click.option("--check", "check_count", default=0, show_default=True, type=click.IntRange(0),
+              help="Recompute N random samples with --model, one at a time, and compare.")
+@click.option("--random-init", is_flag=True, help="--model was dumped with --random-init.")
+@click.option("--seed", default=0, show_default=True, help="Seed of --random-init's weights.")
+@click.option("--device", default=None, type=click.Choice(["cuda", "cpu"]),
+              help="Where --check runs the model. Default: cuda when available.")
+def verify(out_dir, data, model_dir, check_count, random_init, seed, device) -> int:
+    """Check a dump: every sample readable, shapes and dtypes as the manifest says, no NaN/Inf,
+    the index complete; with --data, every sample there once; with --model --check N, N samples
+    recomputed. Prints one line a problem; exits 1 when there is any, 0 when clean."""
+    torch, tqdm = _needs_extra()
+    from .load import load_model
+    from .verify import data_ids, read_manifest, verify_dump
+
+    if check_count and model_dir is None:
+        raise click.UsageError("--check needs --model (the model the dump was made from)")
+    manifest = read_manifest(out_dir)
+    expected = data_ids(data) if data is not None else None
+    with tqdm(unit="sample", desc="verify", file=sys.stderr, dynamic_ncols=True) as bar:
+        problems = verify_dump(out_dir, expected, progress=bar.update)
+    checked = ""
+    if check_count:
+        from .check import check_dump
+        dtype = getattr(torch, manifest["dtype"])
+        model = load_model(model_dir, _device(torch, device), dtype, random_init, seed)
+        with torch.inference_mode():
+            report = check_dump(model, out_dir, check_count, forward_kwargs=_forward_kwargs(model))
+        problems += report.problems
+        checked = f"; {report.summary()}"
+    for problem in problems:
+        click.echo(f"{out_dir}: {problem}")
+    verdict = f"{len(problems)} problem{'s' if len(problems) != 1 else ''}" if problems else "clean"
+    _echo(f"verify: {out_dir}: {verdict} ({manifest['format']}, {manifest.get('samples_on_disk', '?')} "
+          f"samples in the manifest){checked}")
+    return 1 if problems else 0
+
+
+def _check(model, out_dir, count, data, tokenize, max_len, forward_kwargs) -> None:
+    from .check import DumpCheckFailed, check_dump
+    from .data import read_samples
+
+    def tokens(pick):
+        wanted = set(pick)
+        return {i: ids for i, ids, _ in read_samples(data, tokenize, max_len) if i in wanted}
+
+    report = check_dump(model, out_dir, count, tokens=tokens, forward_kwargs=forward_kwargs)
+    for problem in report.problems[:20]:
+        _echo(f"check: {problem}")
+    if report.problems:
+        raise DumpCheckFailed(f"{out_dir}: {report.summary()}")
+    _echo(f"check: {report.summary()}")

@@ -19,6 +19,14 @@ MANIFEST = "manifest.json"
 IDENTITY = ("format", "model", "output_layer_ids", "dtype", "hidden_size", "num_layers", "target_path")
 
 
+# Releases whose dumps in a format hold wrong data: (format, tool_version) -> what went wrong.
+KNOWN_BAD = {
+    ("safetensors", "0.1.0"): "callgraph 0.1.0's safetensors format wrote other samples' hidden "
+                              "states for samples that waited for their shard (docs/hooks.md, "
+                              "'Dumps written with wrong data')",
+}
+
+
 class ResumeMismatch(CallgraphError):
     """--out holds a dump made with other settings; resuming would mix two datasets."""
 
@@ -40,6 +48,10 @@ def open_manifest(out_dir: Path, fresh: dict) -> dict:
     path = Path(out_dir) / MANIFEST
     if path.exists():
         old = json.loads(path.read_text())
+        bad = KNOWN_BAD.get((old.get("format"), old.get("tool_version")))
+        if bad:
+            raise ResumeMismatch(f"{path}: the dump there cannot be resumed: {bad}; delete it "
+                                 f"and dump again")
         a, b = identity(old), identity(fresh)
         diff = {k: (a[k], b[k]) for k in IDENTITY if a[k] != b[k]}
         if diff:

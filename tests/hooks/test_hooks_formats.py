@@ -156,3 +156,16 @@ def test_nan_skip_reports_the_sample(tmp_path):
     assert cap.manifest["nan_skipped"] == [1]
     assert sorted(load_index(tmp_path)) == [0, 2]
     assert "sample 1" in warned[0]
+
+
+def test_resume_refuses_a_dump_of_a_release_known_to_write_wrong_data(tmp_path):
+    model = tiny.llama()
+    tiny.dump(model, ROWS[:2], tmp_path)
+    path = tmp_path / "manifest.json"
+    manifest = json.loads(path.read_text())
+    path.write_text(json.dumps(dict(manifest, tool_version="0.1.0")))
+    with pytest.raises(ResumeMismatch, match="0.1.0's safetensors format wrote other samples"):
+        tiny.dump(model, ROWS, tmp_path)
+    path.write_text(json.dumps(dict(manifest, tool_version="0.1.0", format="specforge")))
+    with pytest.raises(ResumeMismatch, match="format: 'specforge' there"):   # the usual check
+        tiny.dump(model, ROWS, tmp_path)

@@ -56,6 +56,15 @@ class Format:
     def close(self) -> int:
         return 0
 
+    def read(self, sample_id: int) -> dict:
+        """One sample on disk, shaped like a SpecForge record: `input_ids` [T], `loss_mask` [T],
+        `hidden_state` [1, T, H], `aux_hidden_state` [1, T, K*H]."""
+        raise NotImplementedError
+
+    def audit(self) -> list[str]:
+        """Problems of the format's own bookkeeping (index, headers), one line each."""
+        return []
+
 
 def get_format(name: str):
     from .safetensors_shards import SafetensorsFormat

@@ -52,16 +52,25 @@ class SafetensorsFormat(Format):
         self._pending: list[Sample] = []
         self._pending_bytes = 0
         self._seq = 0
+        self.damaged: dict[str, str] = {}          # shard -> why its header cannot be read
+        self.duplicates: list[tuple[int, str, str]] = []
         for path in sorted(self.out_dir.glob("shard-*.safetensors")):
             m = SHARD.search(path.name)
             if not m:
                 continue
             self._seq = max(self._seq, int(m.group(1)) + 1)
-            samples = json.loads(read_header(path)["__metadata__"]["samples"])
-            self._record(path.name, samples, path.stat().st_size)
+            try:
+                samples = json.loads(read_header(path)["__metadata__"]["samples"])
+                size = path.stat().st_size
+            except (OSError, ValueError, KeyError, TypeError, struct.error) as exc:
+                self.damaged[path.name] = f"{type(exc).__name__}: {exc}"   # its samples are redone
+                continue
+            self._record(path.name, samples, size)
 
     def _record(self, shard: str, samples: list, size: int) -> None:
         for sid, off, n in samples:
+            if int(sid) in self.entries:
+                self.duplicates.append((int(sid), self.entries[int(sid)]["shard"], shard))
             self.entries[int(sid)] = {"shard": shard, "offset": off, "length": n}
         self.shards[shard] = {"samples": len(samples), "tokens": sum(s[2] for s in samples),
                               "bytes": size}
@@ -122,6 +131,25 @@ class SafetensorsFormat(Format):
         size = atomic_write(self.out_dir / name, write)
         self._record(name, listing, size)
         return size
+
+    def read(self, sample_id: int) -> dict:
+        return read_sample(self.out_dir, sample_id, self.entries)
+
+    def audit(self) -> list[str]:
+        problems = [f"{name}: unreadable header ({why})" for name, why in self.damaged.items()]
+        problems += [f"sample {sid} is in {a} and in {b}" for sid, a, b in self.duplicates]
+        try:
+            index = load_index(self.out_dir)
+        except (CallgraphError, OSError, ValueError, KeyError, AttributeError) as exc:
+            return problems + [f"{INDEX}: {exc}"]
+        if index != self.entries:
+            lost = sorted(set(self.entries) - set(index))
+            ghost = sorted(set(index) - set(self.entries))
+            moved = sorted(k for k in set(index) & set(self.entries) if index[k] != self.entries[k])
+            problems.append(f"{INDEX} disagrees with the shards: {len(lost)} samples missing from it "
+                            f"{lost[:10]}, {len(ghost)} listed but in no shard {ghost[:10]}, "
+                            f"{len(moved)} with other places {moved[:10]}")
+        return problems
 
     def close(self) -> int:
         n = self._flush()

@@ -55,6 +55,15 @@ class SpecForgeFormat(Format):
             return sum(self._write_one(s) for s in samples)
         return sum(self._pool.map(self._write_one, samples))
 
+    def audit(self) -> list[str]:
+        return [f"{p.relative_to(self.out_dir)}: not where sample {m.group(1)} belongs "
+                f"({sample_path(self.out_dir, int(m.group(1))).relative_to(self.out_dir)})"
+                for p in sorted(self.out_dir.glob("rows_*/data_*.ckpt"))
+                if (m := _NAME.search(p.name)) and p != sample_path(self.out_dir, int(m.group(1)))]
+
+    def read(self, sample_id: int) -> dict:
+        return torch.load(sample_path(self.out_dir, sample_id), weights_only=True)
+
     def close(self) -> int:
         if self._pool is not None:
             self._pool.shutdown(wait=True)
