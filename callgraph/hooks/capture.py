@@ -65,7 +65,7 @@ class Capture:
                  target_class: str | None = None, adapter: str = "auto", on_nan: str = "fail",
                  host_slots: int = 3, writer_depth: int = 2, model_name: str = "",
                  dtype: torch.dtype | None = None, warn: Callable[[str], None] | None = None,
-                 format_options: dict | None = None):
+                 format_options: dict | None = None, provenance: dict | None = None):
         self.model, self.proof, self.adapter_name = model, proof, adapter
         self.out_dir = Path(out_dir)
         self.on_nan, self.warn = on_nan, warn
@@ -79,10 +79,10 @@ class Capture:
         self.dtype = dtype or next((p.dtype for p in model.parameters() if p.is_floating_point()),
                                    torch.float32)
         self.device = next((p.device for p in self.target.module.parameters()), torch.device("cpu"))
-        self.out_dir.mkdir(parents=True, exist_ok=True)
         self.fmt = (format if isinstance(format, Format)
                     else get_format(format)(self.out_dir, **(format_options or {})))
         self.model_name = model_name or type(model).__name__
+        self.provenance = dict(provenance or {})   # e.g. weights and data fingerprints
         self.host_slots, self.writer_depth = host_slots, writer_depth
         self.firings: dict[str, int] = {}
         self.adapters_used: dict[str, str] = {}
@@ -103,6 +103,7 @@ class Capture:
         if self.fmt.name == "specforge" and len(self.selection.output_ids) != 3 and self.warn:
             self.warn(f"SpecForge's EAGLE-3 trainer expects 3 aux layers; aux_hidden_state will "
                       f"hold {len(self.selection.output_ids)}")
+        self.out_dir.mkdir(parents=True, exist_ok=True)   # only once nothing can be refused
         clean_temps(self.out_dir)
         self._manifest = open_manifest(self.out_dir, self._describe())
         self._done = self.fmt.done_ids()
@@ -288,6 +289,7 @@ class Capture:
                 "hash": proof_hash(self.proof), "entry": self.proof.entry,
                 "target": self.proof.target, "attribute_chain": list(self.proof.attribute_chain)},
             "on_nan": self.on_nan,
+            **self.provenance,
             "tensors": {"hidden_state": "last layer's output after the final norm",
                         "aux_hidden_state": "outputs of the chosen layers, concatenated ascending"},
         }

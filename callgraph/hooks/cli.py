@@ -79,14 +79,21 @@ def dump(ctx, model_dir, random_init, seed, data, layers, convention, fmt, out_d
     torch, tqdm = _needs_extra()
 
     from .capture import Capture
-    from .data import batches, read_samples
-    from .load import DTYPES, load_model, load_tokenizer
+    from .data import batches, read_samples, scan
+    from .fingerprint import check_resume, record_digests, weights_fingerprint
+    from .layers import select_layers
+    from .load import DTYPES, load_model, load_tokenizer, num_layers, read_config, vocab_size
 
+    # Everything a user can get wrong is checked before the model loads and before --out is
+    # touched: the proof, the device, the folder, every line of the data, what --out holds.
     proof = read_proof(proof_path) if proof_path else None
     device = _device(torch, device)
-    model = load_model(model_dir, device, DTYPES[dtype], random_init, seed)
-    extra = _forward_kwargs(model)
-
+    if out_dir.exists() and not out_dir.is_dir():
+        raise CallgraphError(f"--out {out_dir}: a file is there, not a folder")
+    config = read_config(model_dir)
+    depth = num_layers(config)
+    if depth:   # --layers against the config's depth; Capture checks it again on the live model
+        select_layers(layers, convention, depth)
     tokenizer = []
 
     def tokenize(text):
@@ -94,26 +101,41 @@ def dump(ctx, model_dir, random_init, seed, data, layers, convention, fmt, out_d
             tokenizer.append(load_tokenizer(model_dir))
         return tokenizer[0](text)
 
+    summary = scan(data, tokenize, max_len, vocab_size(config))
+    weights = weights_fingerprint(model_dir, random_init, seed)
+    check_resume(out_dir, weights, summary.digests, data, _echo)
+    _echo(f"{data}: {summary.samples} samples, {summary.tokens} tokens after --max-len {max_len} "
+          f"(longest {summary.longest}); loading the model from {model_dir}")
+    model = load_model(model_dir, device, DTYPES[dtype], random_init, seed, config)
+    extra = _forward_kwargs(model)
+
     options = {"shard_bytes": shard_mb << 20} if fmt == "safetensors" else {}
     with Capture(model, layers, convention, out_dir=out_dir, format=fmt, proof=proof,
                  target_class=target_class, adapter=adapter, on_nan=on_nan,
-                 model_name=str(model_dir), warn=_echo, format_options=options) as cap:
+                 model_name=str(model_dir), warn=_echo, format_options=options,
+                 provenance={"weights": weights, "data": str(data)}) as cap:
+        record_digests(out_dir, data, summary.digests)
         t = cap.target
         _echo(f"target {type(t.module).__name__} at '{t.path or '<model>'}' (found by {t.found_by}), "
               f"{len(t.layers)} layers at '{t.layers_path}', final norm '{t.norm_path}', "
               f"hidden size {t.hidden_size}")
         _echo(cap.selection.describe())
         done = cap.done_ids
+        todo = [i for i in summary.lengths if i not in done]
         if done:
-            _echo(f"resuming: {len(done)} samples already in {out_dir}")
-        bar = tqdm(unit="tok", unit_scale=True, desc="dump", file=sys.stderr, dynamic_ncols=True)
+            _echo(f"resuming: {len(done)} samples already in {out_dir}, {len(todo)} to do")
+        bar = tqdm(total=sum(summary.lengths[i] for i in todo), unit="tok", unit_scale=True,
+                   desc="dump", file=sys.stderr, dynamic_ncols=True)
+        samples = 0
         with bar, torch.inference_mode():
             for b in batches(read_samples(data, tokenize, max_len, done), batch_size):
                 with cap.batch(b.ids, b.input_ids, b.loss_mask, b.lengths):
                     model(input_ids=b.input_ids.to(device, non_blocking=True),
                           attention_mask=b.attention_mask.to(device, non_blocking=True), **extra)
+                samples += len(b.ids)
                 bar.update(b.tokens)
-                bar.set_postfix_str(f"{cap.stats.bytes / 1e9:.2f} GB written")
+                bar.set_postfix_str(f"{samples}/{len(todo)} samples, "
+                                    f"{cap.stats.bytes / 1e9:.2f} GB written")
     stats = cap.stats
     _echo(f"wrote {stats.samples} samples, {stats.tokens} tokens, {stats.bytes / 1e9:.3f} GB to "
           f"{out_dir} ({fmt}); fired: {', '.join(cap.manifest.get('fired_paths', []))}")

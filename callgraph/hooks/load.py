@@ -24,14 +24,45 @@ def _auto_classes():
     return [getattr(transformers, n) for n in names if hasattr(transformers, n)]
 
 
-def load_model(model_dir: Path, device: str, dtype: torch.dtype, random_init: bool,
-               seed: int = 0) -> torch.nn.Module:
+def read_config(model_dir: Path):
+    """The directory's transformers config (cheap: no weights are read)."""
     from transformers import AutoConfig
 
     model_dir = Path(model_dir)
     if not (model_dir / "config.json").exists():
         raise ModelLoadError(f"{model_dir}: no config.json (expected a local transformers model directory)")
-    config = AutoConfig.from_pretrained(model_dir)
+    try:
+        return AutoConfig.from_pretrained(model_dir)
+    except (ValueError, OSError, KeyError, TypeError) as exc:
+        raise ModelLoadError(f"{model_dir}/config.json: transformers cannot read it ({exc})") from None
+
+
+def _text_int(config, name: str) -> int | None:
+    """An int setting of the config, or of its text model's config for a multimodal one."""
+    for cfg in (config, getattr(config, "get_text_config", lambda: None)()):
+        n = getattr(cfg, name, None) if cfg is not None else None
+        if isinstance(n, int) and not isinstance(n, bool) and n > 0:
+            return n
+    return None
+
+
+def vocab_size(config) -> int | None:
+    """The number of token ids the model embeds."""
+    return _text_int(config, "vocab_size")
+
+
+def num_layers(config) -> int | None:
+    """The decoder's depth as the config states it."""
+    return _text_int(config, "num_hidden_layers")
+
+
+def load_model(model_dir: Path, device: str, dtype: torch.dtype, random_init: bool,
+               seed: int = 0, config=None) -> torch.nn.Module:
+    import transformers
+
+    model_dir = Path(model_dir)
+    config = config if config is not None else read_config(model_dir)
+    transformers.utils.logging.disable_progress_bar()   # ours is the one progress bar shown
     last = None
     for auto in _auto_classes():
         try:
