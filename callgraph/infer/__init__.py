@@ -1,0 +1,1 @@
+"""The resolver: expressions evaluated to abstract values, calls dispatched on them."""
