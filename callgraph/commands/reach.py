@@ -6,6 +6,8 @@ from pathlib import Path
 
 import click
 
+from ..exit_codes import ExitCode
+from ..output.text import proof_text
 from .common import open_analysis, tree_options
 
 
@@ -20,11 +22,8 @@ from .common import open_analysis, tree_options
 @click.option("--dot", "dot_out", metavar="FILE", help="Also draw the proof: FILE.dot, FILE.svg or FILE.png.")
 def reach(entry, target, roots, package, binds, cache_dir, no_cache, as_json, all_paths, max_seconds, dot_out) -> int:
     """Does ENTRY reach TARGET? Exit 0 reached, 1 unreachable, 2 unknown, 3 error, 4 bug."""
-    from ..exit_codes import ExitCode
-    from ..output.text import proof_text
-
     if dot_out:
-        from ..render import output_format
+        from ..render import output_format  # pydot and Graphviz only when a picture is asked for
 
         output_format(Path(dot_out))  # a bad suffix or missing Graphviz fails before the analysis
     analysis = open_analysis(roots, package, binds, cache_dir, no_cache)
