@@ -21,7 +21,7 @@ import ast
 from typing import Callable, Optional
 
 from .children import child_nodes
-from .scopes import Binding
+from .bindings import Binding
 
 # A name reached by more paths than this at one read falls back to every binding.
 MAX_HISTORIES = 12

@@ -13,33 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Union
 
+from .bindings import ANY_KEY, Binding
 from .children import child_fields, child_nodes
+from .flow import body_reads
 
 FuncNode = Union[ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda]
-
-
-@dataclass(frozen=True, slots=True)
-class Binding:
-    """One way a name gets a value.
-
-    kind: 'def' | 'class' | 'import' | 'assign' | 'annot' | 'iter' | 'with' | 'global'
-    - def/class: `target` is the qualified name of the definition
-    - import: `target` is the dotted name imported (module or module attribute)
-    - assign: `expr` is the value, `path` the position inside tuple unpacking (() for plain)
-    - iter: `expr` is the iterable (for-loops, comprehensions), `path` as for assign
-    - annot: `expr` is a type annotation (`x: T` with or without a value)
-    - item: `expr` was put into the container `x`. path () for one element (`x.append(e)`),
-      ("*",) for the elements of an iterable (`x.extend(es)`), ("**",) for a mapping's items
-      (`x.update(m)`), ("=",) for a subscript store (`x[k] = e`, whose key is `keys[-1]`);
-      `keys` is the chain of subscripts from `x` down to the store (`x["a"]["b"] = e`:
-      ("a", "b"); `x["a"].append(e)`: ("a",)), each a constant or ANY_KEY
-    """
-
-    kind: str
-    expr: ast.AST | None = None
-    path: tuple = ()
-    target: str = ""
-    keys: tuple = ()
 
 
 @dataclass(eq=False)
@@ -119,8 +97,6 @@ class FuncInfo:
         """The histories (`index/flow.py`) of this body's bindings that reach the read `node`,
         or None where statement order is not modelled (every binding counts)."""
         if self._reads is None:
-            from .flow import body_reads
-
             if isinstance(self.node, ast.Lambda):
                 self._reads = {}
             else:
@@ -419,7 +395,6 @@ def decorator_name(node: ast.expr) -> str:
 # Container methods that put values in: `layers.append(Layer())`, `table.update({...})`.
 ADDING_METHODS = {"append": 0, "add": 0, "insert": 1, "setdefault": 1, "extend": "*", "update": "**", "appendleft": 0}
 # A subscript key that is not a literal (`x[k] = e`).
-ANY_KEY = ...
 # The name module-level code runs under (`mod.<module>`, see index/project.py).
 MODULE_CODE = "<module>"
 
