@@ -17,7 +17,7 @@ import networkx as nx
 from . import __version__
 from .index.project import Project
 from .infer.evaluator import Evaluator, Scope
-from .infer.values import Ctx
+from .values import Ctx
 from .model import GraphView, Hop, Unresolved
 
 # Contexts explored per function before its further call sites are explored context-free:

@@ -17,8 +17,8 @@ from . import __version__
 from .explore import Exploration, Explorer, Step
 from .index.lookup import Resolved
 from .index.scopes import first_param
-from .infer.binding import self_context
-from .infer.values import Ctx, VInst
+from .semantics.binding import self_context
+from .values import Ctx, VInst
 from .model import Hop, Proof, Stats, Unresolved, Verdict
 from .relevance import Relevance
 

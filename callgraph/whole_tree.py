@@ -16,9 +16,9 @@ import networkx as nx
 from . import workers
 from .explore import Exploration, Explorer, graph_view
 from .index.project import Project
-from .infer.binding import self_context
+from .semantics.binding import self_context
 from .infer.evaluator import Evaluator
-from .infer.values import Ctx, VClass, VFunc, VInst, VPartial, ordered
+from .values import Ctx, VClass, VFunc, VInst, VPartial, ordered
 from .model import GraphView
 
 # Whole-tree mode trades depth for breadth: shallower return inference, fewer argument sets.

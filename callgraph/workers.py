@@ -25,7 +25,7 @@ from typing import Callable, Iterator
 import networkx as nx
 
 from .explore import Exploration, Explorer
-from .infer.values import Ctx
+from .values import Ctx
 
 # Below this many functions a sweep is not worth a fork.
 MIN_FORKED_SWEEP = 2_000

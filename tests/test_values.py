@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from callgraph.index.project import Project
-from callgraph.infer.values import (Ctx, VClass, VConst, VExt, VFunc, VInst, VSeq, VSeqMethod, VUnknown, ordered,
+from callgraph.values import (Ctx, VClass, VConst, VExt, VFunc, VInst, VSeq, VSeqMethod, VUnknown, ordered,
                                     stable_key)
 from callgraph.roots import find_roots
 
@@ -19,7 +19,7 @@ FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "trees"
 # iteration order follows string hashes, so differs between processes).
 _PROGRAM = """
 import json
-from callgraph.infer.values import *
+from callgraph.values import *
 names = [f"ext.n{i}" for i in range(12)]
 seqs = [VSeq(frozenset(VExt(n) for n in names[i:i + 4]), "list") for i in range(8)]
 insts = [VInst("m.Wrapper", True, (("model", frozenset({VExt(a), VExt(b)})),)) for a, b in zip(names, names[3:])]
@@ -109,7 +109,7 @@ def test_the_command_line_runs_under_a_fixed_hash_seed():
 
 
 _HASH_PROGRAM = """
-from callgraph.infer.values import *
+from callgraph.values import *
 vals = [VConst(None), VConst("a"), VFunc("m.f"), VFunc("m.g", VInst("m.A"), Ctx("m.outer")), VSeq(frozenset()),
         VSeq(frozenset({VExt("x")}), "dict", None, ((None, frozenset({VConst(None)})), ("k", frozenset()))),
         VSeqMethod(VSeq(frozenset()), "get"), Ctx("m.f"), Ctx("m.f", (("x", frozenset({NONE})),), Ctx("m.o"))]

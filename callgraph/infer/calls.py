@@ -8,17 +8,15 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, FrozenSet
+from typing import FrozenSet
 
 from .. import semantics
 from ..index.scopes import ADDING_METHODS, FuncInfo
+from ..semantics.binding import CallArgs, bind
 from ..semantics.builtins_model import BUILTIN_KINDS, builtin_lacks, seq_method
-from .binding import CallArgs, bind
-from .values import (EMPTY, Ctx, Value, VClass, VConst, VExt, VFunc, VInst, VPartial, VSeq, VSeqMethod, VSuper, VUnknown,
-                     external_callee, ordered)
-
-if TYPE_CHECKING:
-    from .evaluator import Evaluator, Scope
+from ..semantics.protocol import Inference, Scope
+from ..values import (EMPTY, Ctx, Value, VClass, VConst, VExt, VFunc, VInst, VPartial, VSeq, VSeqMethod, VSuper, VUnknown,
+                      external_callee, ordered)
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,12 +38,12 @@ class Dispatch:
 
 
 class CallModel:
-    def __init__(self, ev: "Evaluator"):
+    def __init__(self, ev: Inference):
         self.ev = ev
         self.rules = semantics.external_rules()
         self._memo: dict = {}
 
-    def result(self, node: ast.Call, scope: "Scope", tags: set[str]) -> FrozenSet[Value]:
+    def result(self, node: ast.Call, scope: Scope, tags: set[str]) -> FrozenSet[Value]:
         """The call's values. Return values of the functions it runs are inferred only here,
         on demand: exploring a call site needs its targets, not what they return."""
         d = self.dispatch(node, scope)
@@ -61,7 +59,7 @@ class CallModel:
             tags.add("return-type")
         return d.full
 
-    def dispatch(self, node: ast.Call, scope: "Scope") -> Dispatch:
+    def dispatch(self, node: ast.Call, scope: Scope) -> Dispatch:
         key = (id(node), scope.ctx, scope.fn.qual if scope.fn else scope.mod.name)
         found = self._memo.get(key)
         if found is not None:
@@ -94,7 +92,7 @@ class CallModel:
             return semantics.wants_args(v.name)
         return not isinstance(v, (VUnknown, VConst))
 
-    def args(self, node: ast.Call, scope: "Scope", tags: set[str], light: bool = False) -> CallArgs:
+    def args(self, node: ast.Call, scope: Scope, tags: set[str], light: bool = False) -> CallArgs:
         """Argument values. `light`: only names, attributes and lambdas are evaluated (what a
         callback can be); nested calls are not, since their return values are costly to infer
         and an external callee ignores them."""
@@ -127,7 +125,7 @@ class CallModel:
         return a
 
     # -- dispatch on one callee value -------------------------------------------------------
-    def call_value(self, v: Value, args: CallArgs, node: ast.Call, scope: "Scope", d: Dispatch, tags: set[str]) -> FrozenSet[Value]:
+    def call_value(self, v: Value, args: CallArgs, node: ast.Call, scope: Scope, d: Dispatch, tags: set[str]) -> FrozenSet[Value]:
         ev = self.ev
         if isinstance(v, VFunc):
             fn = ev.p.functions.get(v.qual)

@@ -9,13 +9,11 @@ not found on a class with an external base (torch.nn.Module, say) are the base's
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, FrozenSet
+from typing import FrozenSet
 
 from ..index.scopes import ClassInfo, FuncInfo, first_param
-from .values import Ctx, Value, VClass, VExt, VFunc, VInst, VSuper, VUnknown, memoised, ordered, unknown
-
-if TYPE_CHECKING:
-    from .evaluator import Evaluator
+from ..semantics.protocol import Inference, Scope
+from ..values import Ctx, Value, VClass, VExt, VFunc, VInst, VSuper, VUnknown, memoised, ordered, unknown
 
 # Bases by which a class is a torch module (its instances called run forward).
 MODULE_BASES = ("torch.nn.Module", "torch.nn.modules.module.Module", "nn.Module")
@@ -28,7 +26,7 @@ PROPERTY_DECORATORS = ("property", "cached_property", "functools.cached_property
 
 
 class ClassModel:
-    def __init__(self, ev: "Evaluator"):
+    def __init__(self, ev: Inference):
         self.ev = ev
         self._bases: dict[str, tuple] = {}
         self._mro: dict[str, tuple] = {}
@@ -46,8 +44,6 @@ class ClassModel:
         info = self.info(qual)
         out: list[Value] = []
         if info is not None:
-            from .evaluator import Scope
-
             scope = Scope(info.module)
             for b in info.node.bases:
                 node = b.value if b.__class__.__name__ == "Subscript" else b
@@ -169,8 +165,6 @@ class ClassModel:
                     if isinstance(f.value, ast.Call) and isinstance(f.value.func, ast.Name) and f.value.func.id == "super":
                         todo.append(self.method(qual, f.attr, after=owner))
                     elif call.args and isinstance(call.args[0], ast.Name) and call.args[0].id == first_param(fn):
-                        from .evaluator import Scope
-
                         for base in self.ev.eval(f.value, Scope(fn.module), set()):
                             if isinstance(base, VClass) and base.qual in self.mro(qual):
                                 todo.append(self.method(base.qual, f.attr))
@@ -199,8 +193,6 @@ class ClassModel:
         return frozenset({VFunc(fn.qual, owner)})
 
     def _instance_attr(self, v: VInst, attr: str, tags: set[str]) -> FrozenSet[Value]:
-        from .evaluator import Scope
-
         out: set[Value] = set()
         found = self.method(v.qual, attr)
         if found is not None:
@@ -211,7 +203,7 @@ class ClassModel:
         else:
             ca = self.class_attr(v.qual, attr)
             if ca is not None:
-                out |= self.ev._bindings(ca[1], Scope(ca[0].module, cls=ca[0]), tags, ("clsattr", ca[0].qual, attr))
+                out |= self.ev.bindings(ca[1], Scope(ca[0].module, cls=ca[0]), tags, ("clsattr", ca[0].qual, attr))
         live = self.effective_methods(v.qual)
         init = self.method(v.qual, "__init__") if v.init else None  # the __init__ given v.init
         items = []
@@ -251,8 +243,6 @@ class ClassModel:
         return frozenset(out)
 
     def _class_attr(self, v: VClass, attr: str, tags: set[str]) -> FrozenSet[Value]:
-        from .evaluator import Scope
-
         found = self.method(v.qual, attr)
         if found is not None:
             fn, owner = found
@@ -265,7 +255,7 @@ class ClassModel:
             return frozenset({VFunc(fn.qual)})
         ca = self.class_attr(v.qual, attr)
         if ca is not None:
-            return self.ev._bindings(ca[1], Scope(ca[0].module, cls=ca[0]), tags, ("clsattr", ca[0].qual, attr))
+            return self.ev.bindings(ca[1], Scope(ca[0].module, cls=ca[0]), tags, ("clsattr", ca[0].qual, attr))
         ext = self.external_bases(v.qual)
         if ext:
             return frozenset({VExt(f"{ext[0]}.{attr}")})

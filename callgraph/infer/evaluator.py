@@ -10,34 +10,24 @@ from __future__ import annotations
 
 import ast
 import builtins
-from dataclasses import dataclass
 from typing import Callable, FrozenSet, Iterable
 
 from ..index.project import Project
-from ..index.scopes import MODULE_CODE, Binding, ClassInfo, FuncInfo, ModuleInfo, decorator_name, first_param
+from ..index.scopes import MODULE_CODE, NON_CALLING_DECORATORS, Binding, FuncInfo, ModuleInfo, decorator_name, first_param
+from ..semantics.binding import CallArgs, self_context
 from ..semantics.builtins_model import builtin_lacks
-from .binding import self_context
+from ..semantics.protocol import Scope
+from ..values import (EMPTY, NONE, Ctx, Value, VClass, VConst, VExt, VFunc, VInst, VModule, VPartial, VSeq, VSeqMethod, VSuper,
+                      VUnknown, cap, forget_orders, memoised, unknown)
+from . import calls, classes
+from .calls import Dispatch
 from .stores import apply as apply_stores, remote_stores
-from .values import EMPTY, NONE, Ctx, Value, VClass, VConst, VExt, VFunc, VInst, VModule, VPartial, VSeq, VSeqMethod, VSuper, VUnknown, forget_orders, memoised, unknown
 
 BUILTIN_NAMES = frozenset(dir(builtins))
-# Nesting depth of containers kept (a list of lists of layers is still precise).
-MAX_SEQ_DEPTH = 3
 # Return values inferred through at most this many nested helper calls; deeper is unknown.
 MAX_INFER_DEPTH = 12
 # Argument sets a helper's return value is inferred for before its parameters are widened.
 MAX_RETURN_CONTEXTS = 6
-
-
-@dataclass(slots=True)
-class Scope:
-    """Where an expression is evaluated. Never changed once made (plain, not frozen: a frozen
-    dataclass's __init__ costs three times as much, and scopes are made per name read)."""
-
-    mod: ModuleInfo
-    fn: FuncInfo | None = None
-    ctx: Ctx | None = None
-    cls: ClassInfo | None = None  # evaluating a class body
 
 
 def _eval_other(ev: "Evaluator", node: ast.AST, scope: Scope, tags: set[str]) -> FrozenSet[Value]:
@@ -50,8 +40,6 @@ _EVALS: dict[type, Callable] = {}  # node class -> Evaluator._eval_<its name> (o
 class Evaluator:
     def __init__(self, project: Project, binds: dict[str, str] | None = None, max_depth: int = MAX_INFER_DEPTH,
                  max_return_contexts: int = MAX_RETURN_CONTEXTS):
-        from . import calls, classes  # local: these modules import Evaluator for typing only
-
         self.p = project
         self.binds = dict(binds or {})
         self.classes = classes.ClassModel(self)
@@ -73,8 +61,6 @@ class Evaluator:
     def close(self) -> None:
         """Drop every memo. The evaluator and its models refer to each other, so with the
         cyclic collector paused (gcpause.py) nothing else would free them before exit."""
-        from . import calls, classes
-
         self.forget_local()
         self._names.clear()
         self._returns.clear()
@@ -192,18 +178,18 @@ class Evaluator:
                 hists = fn.reaching(node) if ordered and node is not None and fn is scope.fn else None
                 if hists is not None:
                     return self._histories(hists, fscope, tags, ("flow", fn.qual, name, hists), remote)
-                return self._bindings(local, fscope, tags, ("local", fn.qual, name, ctx), remote)
+                return self.bindings(local, fscope, tags, ("local", fn.qual, name, ctx), remote)
             parent = fn.parent
             ctx = ctx.closure if ctx is not None and ctx.closure is not None else (Ctx(parent.qual) if parent else None)
             fn = parent
         if scope.cls is not None and name in scope.cls.attrs:
-            return self._bindings(scope.cls.attrs[name], Scope(scope.mod, cls=scope.cls), tags, ("cls", scope.cls.qual, name))
+            return self.bindings(scope.cls.attrs[name], Scope(scope.mod, cls=scope.cls), tags, ("cls", scope.cls.qual, name))
         return self.global_name(scope.mod, name, tags)
 
     def global_name(self, mod: ModuleInfo, name: str, tags: set[str], _seen: frozenset = frozenset()) -> FrozenSet[Value]:
         if name in mod.globals:
             remote = [(b, Scope(f.module, f, None)) for b, f in remote_stores(self, mod).get(name, ())]
-            return self._bindings(mod.globals[name], Scope(mod), tags, ("global", mod.name, name), remote)
+            return self.bindings(mod.globals[name], Scope(mod), tags, ("global", mod.name, name), remote)
         for star in mod.star_imports:
             if star in _seen:
                 continue
@@ -226,7 +212,7 @@ class Evaluator:
             return []
         return [(b, Scope(f.module, f, None)) for b, f in remote_stores(self, fn.module).get(name, ())]
 
-    def _bindings(self, bindings: Iterable[Binding], scope: Scope, tags: set[str], key, remote=()) -> FrozenSet[Value]:
+    def bindings(self, bindings: Iterable[Binding], scope: Scope, tags: set[str], key, remote=()) -> FrozenSet[Value]:
         def compute(btags: set[str]) -> set[Value]:
             out: set[Value] = set()
             items: list = []
@@ -299,10 +285,6 @@ class Evaluator:
         """The name a decorated def binds: each in-tree decorator's return value, applied
         innermost first. External decorators (`@torch.no_grad()`, `@functools.lru_cache`) and
         in-tree ones whose result is not an in-tree callable keep the function itself."""
-        from ..index.scopes import NON_CALLING_DECORATORS
-        from .binding import CallArgs
-        from .calls import Dispatch
-
         for dec in reversed(fn.node.decorator_list):
             if decorator_name(dec) in NON_CALLING_DECORATORS:
                 continue
@@ -514,7 +496,7 @@ class Evaluator:
     def _seq(self, items, kind, node, scope, tags):
         starred = any(isinstance(e, ast.Starred) for e in node.elts)
         elems = frozenset().union(*items) if items else EMPTY
-        return frozenset({VSeq(_cap(elems), kind, None if starred else tuple(_cap(i) for i in items))})
+        return frozenset({VSeq(cap(elems), kind, None if starred else tuple(cap(i) for i in items))})
 
     def _eval_Dict(self, node: ast.Dict, scope, tags):
         keys, elems = [], set()
@@ -529,17 +511,17 @@ class Evaluator:
                 continue
             elems |= vv
             if isinstance(k, ast.Constant) and k.value is not ...:  # `{1: f, "1": g}`: two keys
-                keys.append((k.value, _cap(vv)))
+                keys.append((k.value, cap(vv)))
             else:
                 exact = False
         if exact:  # a repeated key keeps its last value, as at run time
             table = dict(keys)
-            return frozenset({VSeq(_cap(frozenset().union(*table.values())), "dict", None, tuple(table.items()))})
-        return frozenset({VSeq(_cap(frozenset(elems)), "dict", None, None)})
+            return frozenset({VSeq(cap(frozenset().union(*table.values())), "dict", None, tuple(table.items()))})
+        return frozenset({VSeq(cap(frozenset(elems)), "dict", None, None)})
 
     def _comp(self, node, scope, tags, kind):
         elt = node.elt if not isinstance(node, ast.DictComp) else node.value
-        return frozenset({VSeq(_cap(self.eval(elt, scope, tags)), kind)})
+        return frozenset({VSeq(cap(self.eval(elt, scope, tags)), kind)})
 
     def _eval_ListComp(self, node, scope, tags):
         return self._comp(node, scope, tags, "list")
@@ -591,7 +573,7 @@ class Evaluator:
             right = self.eval(node.right, scope, tags)
             seqs = [v for v in left | right if isinstance(v, VSeq)]
             if seqs:  # list concatenation keeps the layers of both sides
-                return frozenset({VSeq(_cap(frozenset().union(*(s.elems for s in seqs))), "list")})
+                return frozenset({VSeq(cap(frozenset().union(*(s.elems for s in seqs))), "list")})
         return frozenset({VExt("<operator result>")})
 
     def _eval_UnaryOp(self, node, scope, tags):
@@ -623,23 +605,6 @@ def _dotted_text(node: ast.AST) -> str | None:
         return None
     parts.append(node.id)
     return ".".join(reversed(parts))
-
-
-def _cap(values: FrozenSet[Value], depth: int = 0) -> FrozenSet[Value]:
-    """Bound container nesting so contexts stay finite (lists of lists of ... of layers); the
-    positions and keys of the containers kept are kept too (`d["a"]["b"]`)."""
-    out = set()
-    for v in values:
-        if isinstance(v, VSeq):
-            if depth >= MAX_SEQ_DEPTH:
-                out.add(VSeq(EMPTY, v.kind))
-            else:
-                items = tuple(_cap(i, depth + 1) for i in v.items) if v.items is not None else None
-                keys = tuple((k, _cap(kv, depth + 1)) for k, kv in v.keys) if v.keys is not None else None
-                out.add(VSeq(_cap(v.elems, depth + 1), v.kind, items, keys))
-        else:
-            out.add(v)
-    return frozenset(out)
 
 
 def _sliced(v: VSeq, s: ast.Slice) -> VSeq:

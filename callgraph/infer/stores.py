@@ -11,21 +11,17 @@ module's name (`remote_stores`): `def f(k): table[k] = g` fills the global `tabl
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, FrozenSet, Iterator
+from typing import FrozenSet, Iterator
 
 from ..index.children import child_nodes
 from ..index.scopes import ANY_KEY, Binding, FuncInfo, ModuleInfo
-from .values import EMPTY, Value, VSeq
-
-if TYPE_CHECKING:
-    from .evaluator import Evaluator, Scope
+from ..semantics.protocol import Inference
+from ..values import EMPTY, Value, VSeq, cap
 
 
-def apply(ev: "Evaluator", values: set[Value], items: list, tags: set[str]) -> set[Value]:
+def apply(ev: Inference, values: set[Value], items: list, tags: set[str]) -> set[Value]:
     """`values` with the stores `items` ((Binding, Scope) or (Binding, Scope, strong)) applied
     in order. A name holding no container yet gets a list of what was put in."""
-    from .evaluator import _cap
-
     out = set(values)
     if not any(isinstance(v, VSeq) for v in out):
         out.add(VSeq(EMPTY, "list"))
@@ -39,7 +35,7 @@ def apply(ev: "Evaluator", values: set[Value], items: list, tags: set[str]) -> s
             vals, pairs = _mapping_items(ev, vals, tags)
         else:
             pairs = None
-        vals = _cap(vals)
+        vals = cap(vals)
         out = {_put(v, b, vals, pairs, strong, 0) if isinstance(v, VSeq) else v for v in out}
     return out
 
@@ -106,7 +102,7 @@ def _union(sets: Iterator[FrozenSet[Value]]) -> FrozenSet[Value]:
     return frozenset(out)
 
 
-def remote_stores(ev: "Evaluator", mod: ModuleInfo) -> dict[str, list[tuple[Binding, FuncInfo]]]:
+def remote_stores(ev: Inference, mod: ModuleInfo) -> dict[str, list[tuple[Binding, FuncInfo]]]:
     """Stores that functions of `mod` make into module globals they do not bind themselves."""
     cache = ev.stores_memo
     if id(mod) in cache:

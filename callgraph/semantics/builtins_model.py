@@ -8,7 +8,7 @@ Without these, `for name, layer in self.layers.items(): layer(x)` or
 from __future__ import annotations
 
 from ..index.scopes import first_param
-from ..infer.values import EMPTY, VClass, VConst, VExt, VInst, VSeq, VSuper, VUnknown
+from ..values import EMPTY, VClass, VConst, VExt, VInst, VSeq, VSuper, VUnknown
 
 PASS_FIRST = {"builtins.list", "builtins.tuple", "builtins.set", "builtins.frozenset", "builtins.sorted",
               "builtins.reversed", "builtins.iter", "builtins.filter"}

@@ -5,8 +5,8 @@ each becomes a target with rule `callback`. Introspection builtins (`getattr`, `
 """
 from __future__ import annotations
 
-from ..infer.binding import CallArgs
-from ..infer.values import VFunc, VPartial
+from .binding import CallArgs
+from ..values import VFunc, VPartial
 
 NEVER_CALL = {
     "getattr", "hasattr", "setattr", "isinstance", "issubclass", "id", "print", "repr", "str", "type",

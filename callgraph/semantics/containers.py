@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from ..infer.values import EMPTY, VSeq
+from ..values import EMPTY, VSeq
 
 _PREFIXES = ("torch.nn.", "torch.nn.modules.container.", "nn.")
 KINDS = {"ModuleList": "list", "Sequential": "Sequential", "ModuleDict": "dict", "ParameterList": "list", "ParameterDict": "dict"}

@@ -1,7 +1,7 @@
 """`functools.partial(f, *args, **kw)`: calling the partial calls `f` with those args first."""
 from __future__ import annotations
 
-from ..infer.values import VPartial
+from ..values import VPartial
 
 NAMES = {"functools.partial", "functools.partialmethod"}
 

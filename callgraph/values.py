@@ -256,5 +256,26 @@ def forget_orders() -> None:
     _STABLE.clear()
 
 
+# Nesting depth of containers kept (a list of lists of layers is still precise).
+MAX_SEQ_DEPTH = 3
+
+
+def cap(values: FrozenSet[Value], depth: int = 0) -> FrozenSet[Value]:
+    """Bound container nesting so contexts stay finite (lists of lists of ... of layers); the
+    positions and keys of the containers kept are kept too (`d["a"]["b"]`)."""
+    out = set()
+    for v in values:
+        if isinstance(v, VSeq):
+            if depth >= MAX_SEQ_DEPTH:
+                out.add(VSeq(EMPTY, v.kind))
+            else:
+                items = tuple(cap(i, depth + 1) for i in v.items) if v.items is not None else None
+                keys = tuple((k, cap(kv, depth + 1)) for k, kv in v.keys) if v.keys is not None else None
+                out.add(VSeq(cap(v.elems, depth + 1), v.kind, items, keys))
+        else:
+            out.add(v)
+    return frozenset(out)
+
+
 def unknown(why: str) -> FrozenSet[Value]:
     return frozenset({VUnknown(why)})

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import FrozenSet
 
 from ..index.scopes import FuncInfo
-from .values import EMPTY, NONE, Ctx, Value, VConst, VExt, VSeq, VUnknown, external_callee, ordered
+from ..values import EMPTY, NONE, Ctx, Value, VConst, VExt, VSeq, VUnknown, external_callee, ordered
 
 # Value sets larger than this are kept, but contexts stop distinguishing call sites by them:
 # the parameter is bound to the union seen so far (bounds the number of contexts per function).

@@ -1,0 +1,59 @@
+"""What the rules and the inference's helpers may ask of the evaluator (mypy's
+`SemanticAnalyzerCoreInterface`, jedi's inference state handed to its plugins).
+
+The evaluator (`infer/evaluator.py`) implements `Inference`; `infer/calls.py`, `classes.py`,
+`stores.py` and every rule under `semantics/` are written against this protocol and the
+`Scope` record, never against the Evaluator class, so none of them imports it back: the
+import graph stays one way (docs/architecture.md).
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, FrozenSet, Iterable, Protocol
+
+if TYPE_CHECKING:
+    from ..index.bindings import Binding
+    from ..index.project import Project
+    from ..index.scopes import ClassInfo, FuncInfo, ModuleInfo
+    from ..values import Ctx, Value
+
+
+@dataclass(slots=True)
+class Scope:
+    """Where an expression is evaluated. Never changed once made (plain, not frozen: a frozen
+    dataclass's __init__ costs three times as much, and scopes are made per name read)."""
+
+    mod: ModuleInfo
+    fn: FuncInfo | None = None
+    ctx: Ctx | None = None
+    cls: ClassInfo | None = None  # evaluating a class body
+
+
+class Inference(Protocol):
+    """The evaluator as its helpers and the rules see it. `tags` collects the rules that typed
+    a value (they become the `via` of an edge)."""
+
+    p: Project
+    binds: dict[str, str]
+    classes: object  # infer.classes.ClassModel: MRO, attribute lookup
+    calls: object    # infer.calls.CallModel: dispatch of a call site
+    stores_memo: dict
+
+    def eval(self, node: ast.AST | None, scope: Scope, tags: set[str]) -> FrozenSet[Value]: ...
+
+    def lookup(self, name: str, scope: Scope, tags: set[str], node: ast.Name | None = None) -> FrozenSet[Value]: ...
+
+    def attribute(self, values: FrozenSet[Value], attr: str, tags: set[str]) -> FrozenSet[Value]: ...
+
+    def iterate(self, values: FrozenSet[Value], tags: set[str]) -> FrozenSet[Value]: ...
+
+    def returns(self, fn: FuncInfo, ctx: Ctx) -> FrozenSet[Value]: ...
+
+    def binding_value(self, b: Binding, scope: Scope, tags: set[str]) -> FrozenSet[Value]: ...
+
+    def bindings(self, bindings: Iterable[Binding], scope: Scope, tags: set[str], key, remote=()) -> FrozenSet[Value]: ...
+
+    def fill(self, values: set[Value], items: list, tags: set[str]) -> set[Value]: ...
+
+    def bound_factory(self, node: ast.Call) -> str | None: ...
