@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Callable
 
@@ -18,6 +19,7 @@ from .explore import Explorer, graph_view
 from .gcpause import collector_paused
 from .index.lookup import Resolved, resolve
 from .index.project import Project
+from .jedi_oracle import JediOracle
 from .infer.evaluator import Evaluator
 from .model import GraphView, Node, Proof, Unresolved
 from .query import ReachInputs, reach, start_context
@@ -117,8 +119,6 @@ class Analysis:
     def _oracle_once(self):
         if self._oracle is None:
             try:
-                from .jedi_oracle import JediOracle
-
                 self._oracle = JediOracle(self.project)
             except ImportError:  # pragma: no cover - jedi is a declared dependency
                 self._oracle = False
@@ -197,8 +197,6 @@ class Analysis:
 
 
 def _with_seconds(proof: Proof, seconds: float) -> Proof:
-    from dataclasses import replace
-
     return replace(proof, stats=replace(proof.stats, seconds=round(seconds, 3)))
 
 

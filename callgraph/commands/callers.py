@@ -8,9 +8,11 @@ function reaches.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import click
 
+from .. import graphquery as gq
 from ..model import hop_json
 from .common import jobs_option, open_analysis, tree_options
 
@@ -26,14 +28,10 @@ from .common import jobs_option, open_analysis, tree_options
 @jobs_option
 def callers(target, roots, package, binds, cache_dir, no_cache, entries_only, paths, depth, as_json, jobs) -> int:
     """Every function that reaches TARGET."""
-    from .. import graphquery as gq
-
     analysis = open_analysis(roots, package, binds, cache_dir, no_cache)
     name = analysis.resolve(target)
     whole = analysis.export(jobs=jobs)
     if name not in {n.name for n in whole.nodes}:  # a function nobody calls and outside the scope
-        from dataclasses import replace
-
         whole = replace(whole, nodes=whole.nodes + (analysis.node(name),))
     if as_json:
         data = gq.callers_view(whole, name, depth, entries_only).to_json()
@@ -66,8 +64,6 @@ def _paths(gq, whole, name, depth, entries_only):
 @click.option("--json", "as_json", is_flag=True, help="Print the graph vocabulary as JSON.")
 def callees(entry, roots, package, binds, cache_dir, no_cache, depth, as_json) -> int:
     """Every function reachable from ENTRY (within --depth hops)."""
-    from .. import graphquery as gq
-
     analysis = open_analysis(roots, package, binds, cache_dir, no_cache)
     view = analysis.callees(analysis.resolve(entry), depth)
     if as_json:

@@ -30,7 +30,7 @@ def jobs_option(fn):
 
 def open_analysis(roots, package, binds, cache_dir, no_cache, quiet: bool = False):
     """The engine loads only here, when a command runs; progress lines go to stderr."""
-    from ..api import Analysis
+    from ..api import Analysis  # here, not above: `--help` and usage errors never load the engine
 
     progress = None if quiet else (lambda line: click.echo(f"callgraph: {line}", err=True))
     return Analysis(roots=list(roots), package=package, binds=parse_binds(binds), cache_dir=cache_dir,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from ..output.formats import FORMATS, FormatError
+from ..output.formats import FORMATS, FormatError, write_graph
 from .common import jobs_option, open_analysis, tree_options
 
 
@@ -24,8 +24,6 @@ from .common import jobs_option, open_analysis, tree_options
 @jobs_option
 def export(roots, package, binds, cache_dir, no_cache, fmt, output, jobs) -> int:
     """Write the call graph of the whole tree to FILE."""
-    from ..output.formats import write_graph
-
     out = Path(output)
     if not out.parent.is_dir():  # fail before a long analysis, not after it
         raise FormatError(f"cannot write {out}: folder {out.parent} does not exist")

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import click
 
+from ..render import output_format, render_graph_file
 from .common import open_analysis, tree_options
 
 DEFAULT_DEPTH = 3
@@ -30,8 +31,6 @@ DEFAULT_DEPTH = 3
 def graph(entry, target, depth, roots, package, binds, cache_dir, no_cache, max_nodes,
           output) -> int:
     """Draw the calls reachable from ENTRY (to --depth), with the path to --to highlighted."""
-    from ..render import output_format, render_graph_file
-
     out = Path(output)
     output_format(out)  # bad suffix, missing folder or Graphviz: fail before the analysis
     analysis = open_analysis(roots, package, binds, cache_dir, no_cache)

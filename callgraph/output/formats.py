@@ -18,8 +18,11 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
+import networkx as nx
+
 from ..errors import CallgraphError
 from ..model import GraphView, Hop, Node, Unresolved
+from .pycg import pycg_adjacency
 
 FORMATS = ("json", "pycg", "graphml", "dot")
 
@@ -77,8 +80,6 @@ def view_from_json(data: dict[str, Any]) -> GraphView:
 def to_networkx(view: GraphView):
     """A MultiDiGraph: nodes carry file/line, edges site/rule/expr/via (via comma-joined), the
     graph root/entry/tool_version and the unresolved sites (as JSON text: GraphML has no lists)."""
-    import networkx as nx
-
     g = nx.MultiDiGraph(root=os.pathsep.join(view.root), entry=view.entry, tool_version=view.tool_version,
                         unresolved=json.dumps([asdict(u) for u in view.unresolved]))
     for n in view.nodes:
@@ -103,14 +104,10 @@ def view_from_networkx(g) -> GraphView:
 
 
 def to_graphml_text(view: GraphView) -> str:
-    import networkx as nx
-
     return "\n".join(nx.generate_graphml(to_networkx(view))) + "\n"
 
 
 def read_graphml(path: str | Path) -> GraphView:
-    import networkx as nx
-
     return view_from_networkx(nx.read_graphml(str(path), force_multigraph=True))
 
 
@@ -137,8 +134,6 @@ def render(view: GraphView, fmt: str) -> str:
     if fmt == "json":
         return to_json_text(view)
     if fmt == "pycg":
-        from .pycg import pycg_adjacency
-
         return json_lines(pycg_adjacency(view))
     if fmt == "graphml":
         return to_graphml_text(view)
@@ -177,7 +172,5 @@ def write_graph(view: GraphView, out: str | Path, fmt: str) -> Path:
     if fmt == "json":
         return write_atomic(out, json_chunks(view.to_json()))
     if fmt == "pycg":
-        from .pycg import pycg_adjacency
-
         return write_atomic(out, json_chunks(pycg_adjacency(view)))
     return write_atomic(out, render(view, fmt))
