@@ -10,6 +10,9 @@ fi
 # torch's CPU build first: an unpinned torch would pull a multi-GB CUDA build.
 python3 -c 'import torch' 2>/dev/null || python3 -m pip install -q torch==2.13.0
 python3 -m pip install -q -e '.[test,dump]'
+# The layering of docs/architecture.md and the one-adapter-per-library rule (setup.cfg's
+# [importlinter] contracts), before the tests: a broken layer fails fast.
+lint-imports --no-logo
 python3 -m pytest -q "$@"
 # The project's own pre-patch gate, as a user would run it in CI (docs/ci.md).
 python3 -m callgraph.cli check --config fixtures/check/self/setup.cfg
