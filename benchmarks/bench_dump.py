@@ -147,6 +147,60 @@ def run_mode(model, args, mode, batches, out_root: Path):
             "bytes": written, "gb_s": written / (loop + drain) / 1e9, "check": checked}
 
 
+def run_mixed(model, args, mode, samples, out_root: Path):
+    """The command's loop on mixed-length samples: the plan's token-budget batches (`--max-tokens`
+    = batch x seqlen), padded on the CPU per batch, moved, run, captured; real tokens counted."""
+    from callgraph.hooks.data import DataSummary, pad, plan
+    summary = DataSummary(lengths={i: len(ids) for i, ids in samples})
+    parts = mode.split("-")       # mixed[-fixed]-plain | mixed[-fixed]-ours-FORMAT
+    # "fixed": --batch-size batches in line order, right-padded (what the command did before
+    # --max-tokens); else the token-budget plan
+    batches = (plan(summary, args.batch, None) if "fixed" in parts
+               else plan(summary, None, args.batch * args.seqlen))
+    kw = {"use_cache": False, "logits_to_keep": 1}
+    fmt = parts[-1] if "ours" in parts else None
+    cap = None
+    if fmt:
+        out = out_root / ("mixed-" + fmt)
+        shutil.rmtree(out, ignore_errors=True)
+        cap = Capture(model, "eagle3", out_dir=out, format=NullFormat(out) if fmt == "null" else fmt,
+                      host_slots=args.host_slots).__enter__()
+    by_id = dict(samples)
+    with torch.inference_mode():
+        model(input_ids=torch.zeros(args.batch, args.seqlen, dtype=torch.long, device=args.device), **kw)
+        sync(args.device)
+        t0 = time.perf_counter()
+        for ids in batches:
+            b = pad([(i, by_id[i], [1] * len(by_id[i])) for i in ids])
+            call = lambda: model(input_ids=b.input_ids.to(args.device, non_blocking=True),  # noqa: E731
+                                 attention_mask=b.attention_mask.to(args.device, non_blocking=True), **kw)
+            if cap is None:
+                call()
+            else:
+                with cap.batch(b.ids, b.input_ids, b.loss_mask, b.lengths):
+                    call()
+        sync(args.device)
+        loop = time.perf_counter() - t0
+        drain = 0.0
+        if cap is not None:
+            t1 = time.perf_counter()
+            cap.__exit__(None, None, None)
+            drain = time.perf_counter() - t1
+    tokens = sum(summary.lengths.values())
+    padded = sum(len(b) * max(summary.lengths[i] for i in b) for b in batches)
+    checked = None
+    if fmt and fmt != "null":
+        report = check_dump(model, out_root / ("mixed-" + fmt), args.check, forward_kwargs=kw)
+        checked = {"samples": len(report.checked), "worst": report.worst,
+                   "tolerance": report.tolerance, "problems": report.problems}
+        shutil.rmtree(out_root / ("mixed-" + fmt), ignore_errors=True)
+    written = cap.stats.bytes if cap else 0
+    return {"mode": mode, "tokens": tokens, "padded_tokens": padded, "batches": len(batches),
+            "loop_s": loop, "drain_s": drain, "tok_s": tokens / loop,
+            "tok_s_e2e": tokens / (loop + drain), "bytes": written,
+            "gb_s": written / (loop + drain) / 1e9, "check": checked}
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--tiny", action="store_true", help="a toy size, to check the script on a CPU")
@@ -166,6 +220,10 @@ def main(argv=None) -> int:
     p.add_argument("--disk-gb", type=float, default=4.0)
     p.add_argument("--out", default="/tmp/callgraph-bench")
     p.add_argument("--modes", default="plain,naive-cpu,ours-null,ours-safetensors,ours-specforge,plain")
+    p.add_argument("--mixed", type=int, default=256,
+                   help="samples of 512-2048 tokens (scaled to --seqlen) for the mixed-length modes")
+    p.add_argument("--mixed-modes", default="mixed-fixed-ours-safetensors,mixed-plain,"
+                   "mixed-ours-safetensors,mixed-ours-specforge")
     p.add_argument("--check", type=int, default=8,
                    help="samples of each written dump recomputed alone and compared")
     p.add_argument("--json", default=None, help="also write the results here")
@@ -173,7 +231,7 @@ def main(argv=None) -> int:
     if args.tiny:
         args.hidden, args.layers, args.intermediate, args.heads, args.kv_heads = 64, 8, 128, 4, 2
         args.vocab, args.batch, args.seqlen, args.iters, args.warmup = 256, 2, 64, 4, 1
-        args.disk_gb = 0.05
+        args.disk_gb, args.mixed = 0.05, 16
 
     out_root = Path(args.out)
     disk = disk_bandwidth(out_root, int(args.disk_gb * 1e9))
@@ -184,6 +242,11 @@ def main(argv=None) -> int:
         cpu = torch.randint(0, args.vocab, (args.batch, args.seqlen), generator=g)
         batches.append((cpu.to(args.device), cpu))
     results = [run_mode(model, args, m, batches, out_root) for m in args.modes.split(",")]
+    lo, hi = args.seqlen // 4, args.seqlen
+    mixed = [(i, torch.randint(0, args.vocab, (int(torch.randint(lo, hi + 1, (1,), generator=g)),),
+                               generator=g).tolist()) for i in range(args.mixed)]
+    if args.mixed:
+        results += [run_mixed(model, args, m, mixed, out_root) for m in args.mixed_modes.split(",")]
     plains = [r["tok_s"] for r in results if r["mode"] == "plain"]
     base = max(plains) if plains else None
 
@@ -217,6 +280,12 @@ def main(argv=None) -> int:
     for r in results:
         for problem in (r["check"] or {}).get("problems", [])[:5]:
             print(f"{r['mode']}: {problem}", file=sys.stderr)
+    if args.mixed:
+        first = next(r for r in results if r["mode"].startswith("mixed-") and "fixed" not in r["mode"])
+        print(f"\nmixed lengths: {args.mixed} samples of {lo}-{hi} tokens, {first['tokens']:,} real "
+              f"tokens in {first['batches']} token-budget batches (--max-tokens "
+              f"{args.batch * args.seqlen}), {first['padded_tokens']:,} computed with padding; "
+              f"x plain is against the full-batch plain rate above, in real tokens")
     if args.json:
         Path(args.json).write_text(json.dumps({"args": vars(args), "disk_bytes_s": disk,
                                                "results": results}, indent=2))

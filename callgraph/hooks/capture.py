@@ -25,7 +25,7 @@ from . import adapters
 from .formats import Format, get_format
 from .layers import LayerSelection, select_layers
 from .locate import Target, locate
-from .manifest import close_manifest, open_manifest, proof_hash
+from .manifest import close_manifest, open_manifest, proof_hash, read_manifest
 from .atomic import clean_temps
 from .transfer import HostPool, Mover, Staging
 from .writer import Job, Writer
@@ -46,6 +46,7 @@ class _Armed:
     forwards: int = 0
     fired: dict = field(default_factory=dict)
     submitted: bool = False
+    keep: frozenset | None = None
 
 
 def _rows(x, lengths: Sequence[int]) -> list[torch.Tensor]:
@@ -65,7 +66,12 @@ class Capture:
                  target_class: str | None = None, adapter: str = "auto", on_nan: str = "fail",
                  host_slots: int = 3, writer_depth: int = 2, model_name: str = "",
                  dtype: torch.dtype | None = None, warn: Callable[[str], None] | None = None,
-                 format_options: dict | None = None, provenance: dict | None = None):
+                 format_options: dict | None = None, provenance: dict | None = None,
+                 primary: bool = True, finish: bool = True):
+        # primary: this process cleans --out and writes the manifest (False on the other ranks
+        # of a data-parallel run, which read it); finish: __exit__ completes the manifest (a
+        # data-parallel run completes it on rank 0 with every rank's results instead).
+        self.primary, self.finish = primary, finish
         self.model, self.proof, self.adapter_name = model, proof, adapter
         self.out_dir = Path(out_dir)
         self.on_nan, self.warn = on_nan, warn
@@ -103,9 +109,12 @@ class Capture:
         if self.fmt.name == "specforge" and len(self.selection.output_ids) != 3 and self.warn:
             self.warn(f"SpecForge's EAGLE-3 trainer expects 3 aux layers; aux_hidden_state will "
                       f"hold {len(self.selection.output_ids)}")
-        self.out_dir.mkdir(parents=True, exist_ok=True)   # only once nothing can be refused
-        clean_temps(self.out_dir)
-        self._manifest = open_manifest(self.out_dir, self._describe())
+        if self.primary:
+            self.out_dir.mkdir(parents=True, exist_ok=True)   # only once nothing can be refused
+            clean_temps(self.out_dir)
+            self._manifest = open_manifest(self.out_dir, self._describe())
+        else:
+            self._manifest = read_manifest(self.out_dir, self._describe())
         self._done = self.fmt.done_ids()
         self.pool = HostPool(self.host_slots, pin=self.device.type == "cuda")
         self.mover = Mover(self.device, self.pool)
@@ -130,7 +139,8 @@ class Capture:
                 raise
         if exc_type is None and stats is not None:
             self._manifest.update(self._results(stats))
-            close_manifest(self.out_dir, self._manifest)
+            if self.primary and self.finish:
+                close_manifest(self.out_dir, self._manifest)
 
     def drain(self) -> None:
         """Block until every captured batch so far has left host memory for its format."""
@@ -152,11 +162,13 @@ class Capture:
     # ---- one batch -------------------------------------------------------------------------
     @contextlib.contextmanager
     def batch(self, ids: Sequence[int], input_ids, loss_mask, lengths: Sequence[int] | None = None,
-              attention_mask: torch.Tensor | None = None):
+              attention_mask: torch.Tensor | None = None, write: Sequence[int] | None = None):
         """Arm capture for one prefill of `len(ids)` samples.
 
         Padding is told by `lengths` (right padding, or packed 1-D `input_ids`) or by a CPU
-        `attention_mask` [B, T] (any padding side: its ones mark the real tokens).
+        `attention_mask` [B, T] (any padding side: its ones mark the real tokens). `write`: the
+        ids to write (default all), e.g. when a resumed batch holds samples already on disk and
+        is run whole so that the others see the same batch as in the first run.
         """
         if self._armed is not None:
             raise ProofError("Capture.batch blocks do not nest")
@@ -179,7 +191,8 @@ class Capture:
         stage = self.mover.begin(lengths, seqlen, len(self.selection.output_ids),
                                  self.target.hidden_size, self.dtype, rows)
         self._armed = _Armed(list(map(int, ids)), lengths, seqlen, _rows(input_ids, lengths),
-                             _rows(loss_mask, lengths), stage)
+                             _rows(loss_mask, lengths), stage,
+                             keep=None if write is None else frozenset(map(int, write)))
         try:
             yield self
             armed = self._armed
@@ -216,7 +229,8 @@ class Capture:
                 f"but {', '.join(missing)} fired {[armed.fired.get(p, 0) for p in missing]} times "
                 f"(expected once each) in one forward")
         slot = self.mover.finish(armed.stage)
-        self.writer.submit(Job(slot, armed.ids, armed.lengths, armed.input_ids, armed.loss_mask))
+        self.writer.submit(Job(slot, armed.ids, armed.lengths, armed.input_ids, armed.loss_mask,
+                               armed.keep))
         armed.submitted = True
 
     def _layer_hook(self, k: int, index: int):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import inspect
 import json
 import sys
+import time
 from pathlib import Path
 
 import click
@@ -45,8 +46,13 @@ def read_proof(path: Path) -> Proof:
               show_default=True)
 @click.option("--out", "out_dir", type=click.Path(path_type=Path),
               help="Output folder (required); a rerun into it resumes.")
-@click.option("--batch-size", default=8, show_default=True, type=click.IntRange(1))
-@click.option("--max-len", default=2048, show_default=True, type=click.IntRange(1))
+@click.option("--batch-size", default=8, show_default=True, type=click.IntRange(1),
+              help="Samples a batch (with --max-tokens: at most this many, if given).")
+@click.option("--max-tokens", default=None, type=click.IntRange(1),
+              help="Batch by a token budget instead: samples sorted by length, packed while "
+                   "samples x longest <= N (no padding waste).")
+@click.option("--max-len", default=2048, show_default=True, type=click.IntRange(1),
+              help="Truncate samples to this many tokens.")
 @click.option("--device", default=None, type=click.Choice(["cuda", "cpu"]),
               help="Default: cuda when available.")
 @click.option("--dtype", default="bf16", show_default=True, type=click.Choice(["bf16", "fp16", "fp32"]))
@@ -61,10 +67,13 @@ def read_proof(path: Path) -> Proof:
 @click.option("--check", "check_count", default=0, show_default=True, type=click.IntRange(0),
               help="Afterwards, recompute N random samples on disk one at a time and compare "
                    "(exit 1 if any differs).")
+@click.option("--dry-run", is_flag=True,
+              help="Say how big the run is (samples, tokens, batches, bytes, disk time) and stop "
+                   "before any model is loaded.")
 @click.pass_context
 def dump(ctx, model_dir, random_init, seed, data, layers, convention, fmt, out_dir, batch_size,
-         max_len, device, dtype, proof_path, target_class, adapter, on_nan, shard_mb,
-         check_count) -> int:
+         max_tokens, max_len, device, dtype, proof_path, target_class, adapter, on_nan, shard_mb,
+         check_count, dry_run) -> int:
     """Dump hidden states at the proven target of a live model, for EAGLE-3 drafter training.
 
     `callgraph dump verify OUT` checks a finished dump instead.
@@ -79,7 +88,10 @@ def dump(ctx, model_dir, random_init, seed, data, layers, convention, fmt, out_d
     torch, tqdm = _needs_extra()
 
     from .capture import Capture
-    from .data import batches, read_samples, scan
+    from . import parallel
+    from .data import pad, plan, rows, scan
+    from .formats import get_format
+    from .manifest import RESULT_KEYS, close_manifest, merge_results
     from .fingerprint import check_resume, record_digests, weights_fingerprint
     from .layers import select_layers
     from .load import DTYPES, load_model, load_tokenizer, num_layers, read_config, vocab_size
@@ -102,45 +114,106 @@ def dump(ctx, model_dir, random_init, seed, data, layers, convention, fmt, out_d
         return tokenizer[0](text)
 
     summary = scan(data, tokenize, max_len, vocab_size(config))
+    explicit = ctx.get_parameter_source("batch_size") is not click.core.ParameterSource.DEFAULT
+    batches_plan = plan(summary, batch_size if (explicit or not max_tokens) else None, max_tokens)
+    if dry_run:
+        from .dryrun import describe
+        for line in describe(summary, batches_plan, config, layers, convention, DTYPES[dtype],
+                             out_dir, fmt):
+            click.echo(line)
+        return 0
     weights = weights_fingerprint(model_dir, random_init, seed)
     check_resume(out_dir, weights, summary.digests, data, _echo)
+    ranks = parallel.from_env()
+    device = parallel.start(ranks, device)
     _echo(f"{data}: {summary.samples} samples, {summary.tokens} tokens after --max-len {max_len} "
-          f"(longest {summary.longest}); loading the model from {model_dir}")
+          f"(longest {summary.longest}), {len(batches_plan)} batches"
+          + (f"; rank {ranks.rank} of {ranks.world} takes {len(ranks.mine(batches_plan))}"
+             if ranks.distributed else "") + f"; loading the model from {model_dir}")
     model = load_model(model_dir, device, DTYPES[dtype], random_init, seed, config)
     extra = _forward_kwargs(model)
 
-    options = {"shard_bytes": shard_mb << 20} if fmt == "safetensors" else {}
-    with Capture(model, layers, convention, out_dir=out_dir, format=fmt, proof=proof,
-                 target_class=target_class, adapter=adapter, on_nan=on_nan,
-                 model_name=str(model_dir), warn=_echo, format_options=options,
-                 provenance={"weights": weights, "data": str(data)}) as cap:
-        record_digests(out_dir, data, summary.digests)
+    options = {"shard_bytes": shard_mb << 20, "rank": ranks.rank,
+               "write_index": not ranks.distributed} if fmt == "safetensors" else {}
+    cap = Capture(model, layers, convention, out_dir=out_dir, format=fmt, proof=proof,
+                  target_class=target_class, adapter=adapter, on_nan=on_nan,
+                  model_name=str(model_dir), warn=_echo if ranks.primary else None,
+                  format_options=options, provenance={"weights": weights, "data": str(data)},
+                  primary=ranks.primary, finish=not ranks.distributed)
+    state = {"entered": False, "written": 0}
+
+    def enter():
+        cap.__enter__()
+        state["entered"] = True
+        if ranks.primary:
+            record_digests(out_dir, data, summary.digests)
+
+    def run():
         t = cap.target
-        _echo(f"target {type(t.module).__name__} at '{t.path or '<model>'}' (found by {t.found_by}), "
-              f"{len(t.layers)} layers at '{t.layers_path}', final norm '{t.norm_path}', "
-              f"hidden size {t.hidden_size}")
-        _echo(cap.selection.describe())
+        if ranks.primary:
+            _echo(f"target {type(t.module).__name__} at '{t.path or '<model>'}' (found by "
+                  f"{t.found_by}), {len(t.layers)} layers at '{t.layers_path}', final norm "
+                  f"'{t.norm_path}', hidden size {t.hidden_size}")
+            _echo(cap.selection.describe())
         done = cap.done_ids
-        todo = [i for i in summary.lengths if i not in done]
-        if done:
-            _echo(f"resuming: {len(done)} samples already in {out_dir}, {len(todo)} to do")
+        mine = [b for b in ranks.mine(batches_plan) if not set(b) <= done]
+        todo = [i for b in mine for i in b if i not in done]
+        if done and ranks.primary:
+            _echo(f"resuming: {len(done)} samples already in {out_dir}, "
+                  f"{summary.samples - len(done)} to do")
         bar = tqdm(total=sum(summary.lengths[i] for i in todo), unit="tok", unit_scale=True,
-                   desc="dump", file=sys.stderr, dynamic_ncols=True)
-        samples = 0
+                   desc="dump", file=sys.stderr, dynamic_ncols=True, disable=not ranks.primary)
+        state["t0"] = time.perf_counter()
         with bar, torch.inference_mode():
-            for b in batches(read_samples(data, tokenize, max_len, done), batch_size):
-                with cap.batch(b.ids, b.input_ids, b.loss_mask, b.lengths):
+            for ids in mine:
+                # a batch of the plan is run whole, even where some of it is on disk already,
+                # so that every sample is computed in the same company as in a one-pass run
+                b = pad(rows(data, summary, ids, tokenize, max_len))
+                keep = [i for i in ids if i not in done]
+                with cap.batch(b.ids, b.input_ids, b.loss_mask, b.lengths,
+                               write=keep if len(keep) < len(ids) else None):
                     model(input_ids=b.input_ids.to(device, non_blocking=True),
                           attention_mask=b.attention_mask.to(device, non_blocking=True), **extra)
-                samples += len(b.ids)
-                bar.update(b.tokens)
-                bar.set_postfix_str(f"{samples}/{len(todo)} samples, "
+                state["written"] += len(keep)
+                bar.update(sum(summary.lengths[i] for i in keep))
+                bar.set_postfix_str(f"{state['written']}/{len(todo)} samples, "
                                     f"{cap.stats.bytes / 1e9:.2f} GB written")
-    stats = cap.stats
-    _echo(f"wrote {stats.samples} samples, {stats.tokens} tokens, {stats.bytes / 1e9:.3f} GB to "
-          f"{out_dir} ({fmt}); fired: {', '.join(cap.manifest.get('fired_paths', []))}")
-    if stats.nan_skipped:
-        _echo(f"skipped {len(stats.nan_skipped)} samples with NaN/Inf: {stats.nan_skipped[:20]}")
+
+    def leave():
+        state["entered"] = False
+        cap.__exit__(None, None, None)
+        state["seconds"] = time.perf_counter() - state["t0"]   # until the last byte is written
+
+    try:   # rank 0 cleans --out and writes the manifest before the other ranks read it
+        parallel.phase(ranks, enter if ranks.primary else lambda: None)
+        parallel.phase(ranks, lambda: None if ranks.primary else enter())
+        parallel.phase(ranks, run)
+        parallel.phase(ranks, leave)
+    except BaseException as exc:
+        if state["entered"]:
+            cap.__exit__(type(exc), exc, exc.__traceback__)
+        parallel.stop(ranks)
+        raise
+    manifest = cap.manifest
+    if ranks.distributed:   # every rank's results, then rank 0 completes the index and manifest
+        results = parallel.gather(ranks, {k: manifest[k] for k in RESULT_KEYS})
+        if ranks.primary:
+            fmt_all = get_format(fmt)(out_dir)
+            fmt_all.close()
+            manifest = dict(manifest, **merge_results(results, len(fmt_all.done_ids())))
+            close_manifest(out_dir, manifest)
+        parallel.stop(ranks)
+        if not ranks.primary:
+            return 0
+    rate = manifest["tokens_written"] / state["seconds"] if state["seconds"] else 0
+    _echo(f"wrote {manifest['samples_written']} samples, {manifest['tokens_written']} tokens, "
+          f"{manifest['bytes_written'] / 1e9:.3f} GB to {out_dir} ({fmt})"
+          + (f" from {ranks.world} ranks" if ranks.distributed else "")
+          + f" in {state['seconds']:.1f} s ({rate:,.0f} tokens/s)"
+          + f"; fired: {', '.join(manifest.get('fired_paths', []))}")
+    if manifest["nan_skipped"]:
+        _echo(f"skipped {len(manifest['nan_skipped'])} samples with NaN/Inf: "
+              f"{manifest['nan_skipped'][:20]}")
     if check_count:
         _check(model, out_dir, check_count, data, tokenize, max_len, extra)
     return 0

@@ -43,6 +43,7 @@ class DataSummary:
     longest: int = 0
     digests: dict[int, str] = field(default_factory=dict)   # sample id -> digest of its tokens
     lengths: dict[int, int] = field(default_factory=dict)   # sample id -> tokens
+    offsets: dict[int, int] = field(default_factory=dict)   # sample id -> byte offset of its line
 
 
 def digest(ids: list[int], mask: list[int]) -> str:
@@ -53,17 +54,56 @@ def digest(ids: list[int], mask: list[int]) -> str:
 
 
 def scan(path: Path, tokenize, max_len: int | None, vocab_size: int | None) -> DataSummary:
-    """Check every line of the data file; count and fingerprint its samples."""
+    """Check every line of the data file; count, measure and fingerprint its samples."""
     out = DataSummary()
-    for sid, ids, mask in read_samples(path, tokenize, max_len, vocab_size=vocab_size):
+    for sid, offset, text in _lines(path):
+        ids, mask = _parse(text, f"{path}:{sid + 1}", tokenize, max_len, vocab_size)
         out.samples += 1
         out.tokens += len(ids)
         out.longest = max(out.longest, len(ids))
         out.digests[sid] = digest(ids, mask)
         out.lengths[sid] = len(ids)
+        out.offsets[sid] = offset
     if not out.samples:
         raise DataError(f"{path}: no samples (the file has no non-blank line)")
     return out
+
+
+def rows(path: Path, summary: DataSummary, ids: list[int], tokenize, max_len: int | None):
+    """The samples `ids` (in that order) as (id, input_ids, loss_mask), read by their offsets."""
+    out = []
+    try:
+        with open(path, "rb") as f:
+            for sid in ids:
+                f.seek(summary.offsets[sid])
+                text = _decode(f.readline(), f"{path}:{sid + 1}")
+                out.append((sid, *_parse(text, f"{path}:{sid + 1}", tokenize, max_len, None)))
+    except OSError as exc:
+        raise DataError(f"{path}: cannot read ({exc.strerror})") from None
+    return out
+
+
+def _lines(path: Path) -> Iterator[tuple[int, int, str]]:
+    """(line number, byte offset, text) of every non-blank line."""
+    path = Path(path)
+    try:
+        handle = open(path, "rb")
+    except OSError as exc:
+        raise DataError(f"{path}: cannot read ({exc.strerror})") from None
+    with handle:
+        offset = 0
+        for lineno, raw in enumerate(handle):
+            start, offset = offset, offset + len(raw)
+            text = _decode(raw, f"{path}:{lineno + 1}")
+            if text.strip():
+                yield lineno, start, text
+
+
+def _decode(raw: bytes, where: str) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{where}: not UTF-8 ({exc.reason} at byte {exc.start})") from None
 
 
 def _int_list(value, what: str, where: str) -> list[int]:
@@ -76,48 +116,75 @@ def _int_list(value, what: str, where: str) -> list[int]:
 def read_samples(path: Path, tokenize: Callable[[str], list[int]] | None, max_len: int | None,
                  skip: set[int] = frozenset(), vocab_size: int | None = None,
                  ) -> Iterator[tuple[int, list[int], list[int]]]:
-    path = Path(path)
+    """Every sample of the file in line order, as (id, input_ids, loss_mask)."""
+    for lineno, _, text in _lines(path):
+        if lineno not in skip:
+            yield (lineno, *_parse(text, f"{path}:{lineno + 1}", tokenize, max_len, vocab_size))
+
+
+def _parse(line: str, where: str, tokenize, max_len: int | None, vocab_size: int | None):
     try:
-        handle = open(path, encoding="utf-8")
-    except OSError as exc:
-        raise DataError(f"{path}: cannot read ({exc.strerror})") from None
-    with handle:
-        for lineno, line in enumerate(handle):
-            if not line.strip() or lineno in skip:
-                continue
-            where = f"{path}:{lineno + 1}"
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DataError(f"{where}: not JSON ({exc.msg})") from None
-            if not isinstance(row, dict):
-                raise DataError(f"{where}: expected a JSON object, found {type(row).__name__}")
-            if "input_ids" in row:
-                ids = _int_list(row["input_ids"], "input_ids", where)
-                mask = _int_list(row.get("loss_mask", [1] * len(ids)), "loss_mask", where)
-            elif "text" in row:
-                if not isinstance(row["text"], str):
-                    raise DataError(f"{where}: text must be a string")
-                if tokenize is None:
-                    raise DataError(f"{where}: a text line needs the model directory's tokenizer")
-                ids = tokenize(row["text"])
-                mask = [1] * len(ids)
-            else:
-                raise DataError(f"{where}: expected 'input_ids' (+ 'loss_mask') or 'text'")
-            if len(mask) != len(ids):
-                raise DataError(f"{where}: loss_mask has {len(mask)} items, input_ids {len(ids)}")
-            if any(m not in (0, 1) for m in mask):
-                raise DataError(f"{where}: loss_mask must hold only 0 and 1")
-            if vocab_size is not None:
-                bad = next((t for t in ids if not 0 <= t < vocab_size), None)
-                if bad is not None:
-                    raise DataError(f"{where}: token id {bad} is outside the model's vocabulary "
-                                    f"(0..{vocab_size - 1})")
-            if max_len:
-                ids, mask = ids[:max_len], mask[:max_len]
-            if not ids:
-                raise DataError(f"{where}: empty sample")
-            yield lineno, ids, mask
+        row = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise DataError(f"{where}: not JSON ({exc.msg})") from None
+    if not isinstance(row, dict):
+        raise DataError(f"{where}: expected a JSON object, found {type(row).__name__}")
+    if "input_ids" in row:
+        ids = _int_list(row["input_ids"], "input_ids", where)
+        mask = _int_list(row.get("loss_mask", [1] * len(ids)), "loss_mask", where)
+    elif "text" in row:
+        if not isinstance(row["text"], str):
+            raise DataError(f"{where}: text must be a string")
+        if tokenize is None:
+            raise DataError(f"{where}: a text line needs the model directory's tokenizer")
+        ids = tokenize(row["text"])
+        mask = [1] * len(ids)
+    else:
+        raise DataError(f"{where}: expected 'input_ids' (+ 'loss_mask') or 'text'")
+    if len(mask) != len(ids):
+        raise DataError(f"{where}: loss_mask has {len(mask)} items, input_ids {len(ids)}")
+    if any(m not in (0, 1) for m in mask):
+        raise DataError(f"{where}: loss_mask must hold only 0 and 1")
+    if vocab_size is not None:
+        bad = next((t for t in ids if not 0 <= t < vocab_size), None)
+        if bad is not None:
+            raise DataError(f"{where}: token id {bad} is outside the model's vocabulary "
+                            f"(0..{vocab_size - 1})")
+    if max_len:
+        ids, mask = ids[:max_len], mask[:max_len]
+    if not ids:
+        raise DataError(f"{where}: empty sample")
+    return ids, mask
+
+
+def plan(summary: DataSummary, batch_size: int | None, max_tokens: int | None) -> list[list[int]]:
+    """The run's batches, as lists of sample ids: a function of the data file alone.
+
+    Not of what is already on disk, nor of the number of ranks: a resumed run and every rank
+    of a data-parallel run compute the very same batches, so each sample is computed in the
+    same company (same padding, same shapes) and its states are the same to the bit.
+    Without `max_tokens`: `batch_size` samples at a time, in line order. With it: samples
+    sorted by length, longest first (an out-of-memory shows at once), packed while the padded
+    batch (samples x longest) stays within `max_tokens`, and at most `batch_size` samples.
+    """
+    ids = sorted(summary.lengths)
+    if not max_tokens:
+        size = batch_size or 1
+        return [ids[i:i + size] for i in range(0, len(ids), size)]
+    order = sorted(ids, key=lambda i: (-summary.lengths[i], i))
+    out, current, longest = [], [], 0
+    for sid in order:
+        n = summary.lengths[sid]
+        wider = max(longest, n)
+        if current and (wider * (len(current) + 1) > max_tokens
+                        or (batch_size and len(current) >= batch_size)):
+            out.append(current)
+            current, wider = [], n
+        current.append(sid)
+        longest = wider
+    if current:
+        out.append(current)
+    return out
 
 
 def batches(samples, batch_size: int) -> Iterator[Batch]:
@@ -125,13 +192,14 @@ def batches(samples, batch_size: int) -> Iterator[Batch]:
     for s in samples:
         chunk.append(s)
         if len(chunk) == batch_size:
-            yield _pad(chunk)
+            yield pad(chunk)
             chunk = []
     if chunk:
-        yield _pad(chunk)
+        yield pad(chunk)
 
 
-def _pad(chunk) -> Batch:
+def pad(chunk) -> Batch:
+    """Right-pad (id, input_ids, loss_mask) rows into one batch."""
     t = max(len(ids) for _, ids, _ in chunk)
     ids = torch.zeros(len(chunk), t, dtype=torch.int64)
     att = torch.zeros_like(ids)

@@ -37,7 +37,7 @@ def read_config(model_dir: Path):
         raise ModelLoadError(f"{model_dir}/config.json: transformers cannot read it ({exc})") from None
 
 
-def _text_int(config, name: str) -> int | None:
+def config_int(config, name: str) -> int | None:
     """An int setting of the config, or of its text model's config for a multimodal one."""
     for cfg in (config, getattr(config, "get_text_config", lambda: None)()):
         n = getattr(cfg, name, None) if cfg is not None else None
@@ -48,12 +48,12 @@ def _text_int(config, name: str) -> int | None:
 
 def vocab_size(config) -> int | None:
     """The number of token ids the model embeds."""
-    return _text_int(config, "vocab_size")
+    return config_int(config, "vocab_size")
 
 
 def num_layers(config) -> int | None:
     """The decoder's depth as the config states it."""
-    return _text_int(config, "num_hidden_layers")
+    return config_int(config, "num_hidden_layers")
 
 
 def load_model(model_dir: Path, device: str, dtype: torch.dtype, random_init: bool,

@@ -63,5 +63,43 @@ def open_manifest(out_dir: Path, fresh: dict) -> dict:
     return data
 
 
+def read_manifest(out_dir: Path, fresh: dict) -> dict:
+    """The manifest another process (rank 0) wrote for this run; it must be this run's."""
+    path = Path(out_dir) / MANIFEST
+    try:
+        old = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise CallgraphError(f"{path}: cannot read the run's manifest ({exc})") from None
+    a, b = identity(old), identity(fresh)
+    if a != b:
+        raise ResumeMismatch(f"{path}: written for other settings than this rank's "
+                             f"({ {k: (a[k], b[k]) for k in IDENTITY if a[k] != b[k]} })")
+    return old
+
+
+RESULT_KEYS = ("fired", "fired_paths", "adapters", "skipped_forwards", "samples_written",
+               "samples_on_disk", "tokens_written", "bytes_written", "nan_skipped")
+
+
+def merge_results(results: list[dict], on_disk: int) -> dict:
+    """Every rank's `Capture` results as one (counts summed, paths and skipped ids united)."""
+    fired: dict[str, int] = {}
+    for r in results:
+        for path, n in r["fired"].items():
+            fired[path] = fired.get(path, 0) + n
+    return {
+        "fired": dict(sorted(fired.items())),
+        "fired_paths": sorted({p for r in results for p in r["fired_paths"]}),
+        "adapters": dict(sorted({k: v for r in results for k, v in r["adapters"].items()}.items())),
+        "skipped_forwards": sum(r["skipped_forwards"] for r in results),
+        "samples_written": sum(r["samples_written"] for r in results),
+        "samples_on_disk": on_disk,
+        "tokens_written": sum(r["tokens_written"] for r in results),
+        "bytes_written": sum(r["bytes_written"] for r in results),
+        "nan_skipped": sorted({i for r in results for i in r["nan_skipped"]}),
+        "ranks": len(results),
+    }
+
+
 def close_manifest(out_dir: Path, data: dict) -> None:
     atomic_json(Path(out_dir) / MANIFEST, dict(data, complete=True))

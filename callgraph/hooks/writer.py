@@ -31,6 +31,7 @@ class Job:
     lengths: list[int]
     input_ids: list[torch.Tensor]   # per sample, trimmed, CPU
     loss_mask: list[torch.Tensor]
+    keep: frozenset | None = None   # ids to write (None: all); the others are on disk already
 
 
 @dataclass
@@ -101,6 +102,8 @@ class Writer:
         for sid, n, ids, mask in zip(job.ids, job.lengths, job.input_ids, job.loss_mask):
             lo, hi = off, off + n
             off = hi
+            if job.keep is not None and sid not in job.keep:
+                continue
             if bool(slot.bad[lo:hi].any()):
                 msg = f"sample {sid} has NaN/Inf in its captured hidden states"
                 if self.on_nan == "fail":

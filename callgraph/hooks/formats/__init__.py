@@ -42,6 +42,8 @@ class Sample:
 
 class Format:
     name = ""
+    # bytes a sample costs on disk beyond its tensors' own (file headers, pickling); `--dry-run`
+    sample_overhead = 0
 
     def __init__(self, out_dir: Path):
         self.out_dir = Path(out_dir)

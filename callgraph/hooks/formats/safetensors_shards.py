@@ -22,7 +22,8 @@ from ..atomic import atomic_json, atomic_write
 from . import Format, Sample
 
 INDEX = "index.json"
-SHARD = re.compile(r"shard-(\d{6})\.safetensors$")
+# shard-000000.safetensors (one process, before 0.1.1) or shard-RRR-000000.safetensors (rank RRR)
+SHARD = re.compile(r"shard-(?:(\d{3})-)?(\d{6})\.safetensors$")
 DEFAULT_SHARD_BYTES = 1 << 30
 _DTYPES = {torch.bfloat16: "BF16", torch.float16: "F16", torch.float32: "F32",
            torch.int64: "I64", torch.bool: "BOOL"}
@@ -44,9 +45,12 @@ def read_header(path: Path) -> dict:
 class SafetensorsFormat(Format):
     name = "safetensors"
 
-    def __init__(self, out_dir: Path, shard_bytes: int = DEFAULT_SHARD_BYTES, **_):
+    def __init__(self, out_dir: Path, shard_bytes: int = DEFAULT_SHARD_BYTES, rank: int = 0,
+                 write_index: bool = True, **_):
         super().__init__(out_dir)
         self.shard_bytes = shard_bytes
+        # each rank of a data-parallel run names its shards apart; only one writes the index
+        self.rank, self.write_index = rank, write_index
         self.entries: dict[int, dict] = {}
         self.shards: dict[str, dict] = {}
         self._pending: list[Sample] = []
@@ -58,7 +62,7 @@ class SafetensorsFormat(Format):
             m = SHARD.search(path.name)
             if not m:
                 continue
-            self._seq = max(self._seq, int(m.group(1)) + 1)
+            self._seq = max(self._seq, int(m.group(2)) + 1)
             try:
                 samples = json.loads(read_header(path)["__metadata__"]["samples"])
                 size = path.stat().st_size
@@ -125,7 +129,7 @@ class SafetensorsFormat(Format):
                         t = t.to(torch.int64)
                     f.write(_bytes(t))
 
-        name = f"shard-{self._seq:06d}.safetensors"
+        name = f"shard-{self.rank:03d}-{self._seq:06d}.safetensors"
         self._seq += 1
         self.out_dir.mkdir(parents=True, exist_ok=True)
         size = atomic_write(self.out_dir / name, write)
@@ -153,7 +157,8 @@ class SafetensorsFormat(Format):
 
     def close(self) -> int:
         n = self._flush()
-        write_index(self.out_dir, self.entries, self.shards)
+        if self.write_index:
+            write_index(self.out_dir, self.entries, self.shards)
         return n
 
 
