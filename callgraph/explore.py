@@ -16,6 +16,7 @@ import networkx as nx
 
 from . import __version__
 from .index.project import Project
+from .semantics import PRECEDENCE
 from .infer.evaluator import Evaluator, Scope
 from .values import Ctx
 from .model import GraphView, Hop, Unresolved
@@ -23,10 +24,6 @@ from .model import GraphView, Hop, Unresolved
 # Contexts explored per function before its further call sites are explored context-free:
 # bounds the work on helpers called from hundreds of places with different arguments.
 MAX_CONTEXTS_PER_FUNCTION = 24
-# Rule precedence when a hop was made possible by several rules: the most specific first.
-RULE_ORDER = ("bound", "module-call", "call-method", "super", "partial", "class-hierarchy", "container",
-              "property", "callback", "jedi", "return-type", "param-binding", "init-attribute", "mro",
-              "constructor", "decorator", "direct")
 # Whole-tree export: per-context memo entries kept before they are dropped (see forget_local).
 FORGET_ABOVE = 20_000
 KEEPING_DECORATORS_SKIP = {"staticmethod", "classmethod", "property", "abstractmethod", "abc.abstractmethod", "override",
@@ -253,14 +250,15 @@ def site_of(fn, node: ast.Call) -> str:
 
 
 def _rule_and_via(rule: str, tags: frozenset, callee) -> tuple[str, tuple[str, ...]]:
+    """The hop's rule is the one that dispatched the call; a plain call of a function value
+    (`direct`) is named by the most specific rule that typed its receiver instead. `via`: the
+    other rules involved, in the registry's precedence (semantics.REGISTRY)."""
     rules = set(tags) | {rule}
     if callee is not None and any(d not in KEEPING_DECORATORS_SKIP for d in callee.decorators):
         rules.add("decorator")
-    if rule in ("module-call", "call-method", "constructor", "callback", "bound", "class-hierarchy", "partial"):
-        primary = rule
-    else:
-        primary = next((r for r in RULE_ORDER if r in rules), rule)
-    via = tuple(r for r in RULE_ORDER if r in rules and r != primary and r != "direct")
+    ranked = sorted((r for r in rules if r in PRECEDENCE), key=PRECEDENCE.__getitem__)
+    primary = rule if rule != "direct" or not ranked else ranked[0]
+    via = tuple(r for r in ranked if r != primary and r != "direct")
     return primary, via
 
 

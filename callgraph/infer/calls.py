@@ -15,6 +15,7 @@ from ..index.scopes import ADDING_METHODS, FuncInfo
 from ..semantics.binding import CallArgs, bind
 from ..semantics.builtins_model import BUILTIN_KINDS, builtin_lacks, seq_method
 from ..semantics.protocol import Inference, Scope
+from ..semantics.rule import Call
 from ..values import (EMPTY, Ctx, Value, VClass, VConst, VExt, VFunc, VInst, VPartial, VSeq, VSeqMethod, VSuper, VUnknown,
                       external_callee, ordered)
 
@@ -40,7 +41,7 @@ class Dispatch:
 class CallModel:
     def __init__(self, ev: Inference):
         self.ev = ev
-        self.rules = semantics.external_rules()
+        self.rules = semantics.by_kind()  # value class -> its rules, in registry order
         self._memo: dict = {}
 
     def result(self, node: ast.Call, scope: Scope, tags: set[str]) -> FrozenSet[Value]:
@@ -126,7 +127,22 @@ class CallModel:
 
     # -- dispatch on one callee value -------------------------------------------------------
     def call_value(self, v: Value, args: CallArgs, node: ast.Call, scope: Scope, d: Dispatch, tags: set[str]) -> FrozenSet[Value]:
+        """The values of calling `v`: the first of the registry's rules for its kind that
+        answers (adding the targets that run to `d`), else what this function models itself."""
         ev = self.ev
+        cls = v.__class__
+        if cls is VExt:
+            name = external_callee(v.name)
+            if name is not None:
+                d.externals.append(name)
+        rules = self.rules.get(cls)
+        if rules:
+            call = Call(self, v, args, node, scope, d, tags)
+            for rule in rules:
+                if rule.applies(call):
+                    found = rule.apply(call)
+                    if found is not None:
+                        return found
         if isinstance(v, VFunc):
             fn = ev.p.functions.get(v.qual)
             if fn is None:
@@ -153,13 +169,6 @@ class CallModel:
                 out |= self.call_value(elem, args, node, scope, d, tags)
             return frozenset(out)
         if isinstance(v, VExt):
-            name = external_callee(v.name)
-            if name is not None:
-                d.externals.append(name)
-            for rule in self.rules:
-                handled = rule(self, v, args, node, scope, d, tags)
-                if handled is not None:
-                    return handled
             return frozenset({VExt(v.name + "()")})
         if isinstance(v, VSeqMethod):
             # `d.items()`: a method of a builtin container runs. The methods that put values in

@@ -1,20 +1,57 @@
-"""Model semantics: how torch and Python behave at calls into code outside the analysed tree.
+"""Model semantics: the rules, one module each, and the one ordered registry that lists them.
 
-Each rule is a small module whose docstring says which runtime behaviour it models. A rule is a
-function `call(calls, value, args, node, scope, dispatch, tags)` that returns the values of the
-call when it applies, or None to pass; rules are tried in the order of `external_rules()`.
-Rules that live in the evaluator itself, because they are Python's core lookup (MRO, `super()`,
-`self.x` attributes, properties, parameter binding, module call → forward), are documented in
-`callgraph/infer/classes.py`, `calls.py` and `semantics/binding.py`; docs/rules.md lists all of them.
+A rule (`rule.Rule`) models one runtime behaviour of Python or torch; its docstring says which,
+and docs/rules.md's table is generated from this registry (`table.py`; a test fails when they
+differ). The order of `REGISTRY` is the one order there is:
+- the order in which the rules for one kind of callee value are asked (`by_kind`): the first
+  whose `apply` answers gives the call's values (partial, then containers, then the builtins,
+  the callback fallback last, for an external callee);
+- the precedence that names a hop: the rule that dispatched the call writes its name on the
+  edge; a plain call of a function (`direct`) is named by the most specific rule that typed
+  its receiver, the others are its `via`, in this order.
+Rules that type receivers inside the evaluator (MRO, `self.x` attributes, properties...) are
+registered from `core.py`; their code is where their `where` says.
 """
 from __future__ import annotations
 
-from . import builtins_model, callbacks, containers, partial
+from . import builtins_model, callbacks, containers, core, partial
+from .rule import Call, Outcome, Rule
+
+REGISTRY: tuple[Rule, ...] = (
+    core.BOUND,
+    core.MODULE_CALL,
+    core.CALL_METHOD,
+    core.SUPER,
+    partial.RULE,
+    core.CLASS_HIERARCHY,
+    containers.RULE,
+    builtins_model.RULE,
+    core.PROPERTY,
+    callbacks.RULE,
+    core.JEDI,
+    core.RETURN_TYPE,
+    core.PARAM_BINDING,
+    core.INIT_ATTRIBUTE,
+    core.MRO,
+    core.CONSTRUCTOR,
+    core.DECORATOR,
+    core.DIRECT,
+    core.PROTOCOL,
+    core.EXTERNAL,
+)
+
+# The rules an edge may name, most specific first (model.RULES lists the same for consumers).
+EDGE_RULES: tuple[str, ...] = tuple(r.name for r in REGISTRY if r.on_edges)
+PRECEDENCE: dict[str, int] = {name: i for i, name in enumerate(EDGE_RULES)}
 
 
-def external_rules():
-    # Order matters: specific models first, the callback fallback last.
-    return [partial.call, containers.call, builtins_model.call, callbacks.call]
+def by_kind() -> dict[type, tuple[Rule, ...]]:
+    """Callee value class -> the rules that dispatch on it, in registry order."""
+    out: dict[type, list[Rule]] = {}
+    for rule in REGISTRY:
+        for kind in rule.kinds:
+            out.setdefault(kind, []).append(rule)
+    return {kind: tuple(rules) for kind, rules in out.items()}
 
 
 def wants_args(name: str) -> bool:
@@ -27,3 +64,5 @@ def wants_args(name: str) -> bool:
 
 
 _WANTS_ARGS: dict[str, bool] = {}  # asked once per external call site: answered once per name
+
+__all__ = ["REGISTRY", "EDGE_RULES", "PRECEDENCE", "Call", "Outcome", "Rule", "by_kind", "wants_args"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ..index.scopes import first_param
 from ..values import EMPTY, VClass, VConst, VExt, VInst, VSeq, VSuper, VUnknown
+from .rule import Call, Outcome, Rule
 
 PASS_FIRST = {"builtins.list", "builtins.tuple", "builtins.set", "builtins.frozenset", "builtins.sorted",
               "builtins.reversed", "builtins.iter", "builtins.filter"}
@@ -41,8 +42,24 @@ def handles(name: str) -> bool:
         "builtins.dict", "collections.OrderedDict", "builtins.min", "builtins.max", "typing.cast"}
 
 
-def call(calls, v, args, node, scope, d, tags):
-    ev = calls.ev
+class Builtins(Rule):
+    """Builtins that pass values through: `getattr(obj, "name")`, `type(x)`,
+    `list/tuple/sorted/reversed/iter/next/enumerate/zip`, `dict`, `copy.copy/deepcopy`,
+    `typing.cast`, `torch.compile`; dynamic imports, `eval` and `globals()` give unknown"""
+
+    name = "builtins"
+    where = ("semantics/builtins_model.py",)
+    kinds = (VExt,)
+    on_edges = False  # they make values; the hop is named by the rule that calls the value
+
+    def applies(self, call: Call) -> bool:
+        return handles(call.value.name)
+
+    def apply(self, call: Call) -> Outcome:
+        return _call(call.ev, call.value, call.args, call.scope, call.tags)
+
+
+def _call(ev, v, args, scope, tags):
     name = v.name
     if name == "builtins.getattr" and len(args.pos) >= 2:
         out = set()
@@ -133,3 +150,6 @@ def _super(ev, args, scope, tags):
         return frozenset({VUnknown("super() outside a method")})
     self_vals = ev.lookup(first_param(fn), scope, set()) if first_param(fn) else EMPTY
     return frozenset(VSuper(fn.cls.qual, s) for s in self_vals) or frozenset({VSuper(fn.cls.qual, VInst(fn.cls.qual, False))})
+
+
+RULE = Builtins()

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from ..values import EMPTY, VSeq
+from ..values import EMPTY, VExt, VSeq
+from .rule import Call, Outcome, Rule
 
 _PREFIXES = ("torch.nn.", "torch.nn.modules.container.", "nn.")
 KINDS = {"ModuleList": "list", "Sequential": "Sequential", "ModuleDict": "dict", "ParameterList": "list", "ParameterDict": "dict"}
@@ -22,11 +23,32 @@ def container_kind(name: str) -> str | None:
     return None
 
 
-def call(calls, v, args, node, scope, d, tags):
-    kind = container_kind(v.name)
-    if kind is None:
-        return None
-    ev = calls.ev
+class Containers(Rule):
+    """`nn.ModuleList` / `nn.Sequential` / `nn.ModuleDict` / lists, tuples and dicts of layers:
+    iteration, indexing (literal keys of any type: `1` and `"1"` differ), slicing (literal
+    bounds keep positions), `.values()`/`.items()`; values put in later
+    (`layers.append(Layer(i))`, `extend`, `d[k] = v`, `d["a"]["b"] = v`, `update`) are
+    elements too. Within the body that binds the container, stores count in statement order:
+    one that certainly ran replaces its literal key (`d = {"a": f1}; d["a"] = f2` then `d["a"]`
+    is `f2`), one under a condition adds to it; stores made in other functions
+    (`REGISTRY[name] = cls` in a `register` helper) count at every read of that global. A plain
+    rebinding in straight-line code hides the earlier value from the reads after it. Calling a
+    `Sequential` calls each layer"""
+
+    name = "container"
+    where = ("semantics/containers.py", "infer/calls.py", "infer/evaluator.py", "infer/stores.py", "index/flow.py")
+    kinds = (VExt,)
+
+    def applies(self, call: Call) -> bool:
+        return container_kind(call.value.name) is not None
+
+    def apply(self, call: Call) -> Outcome:
+        return _made(call, container_kind(call.value.name))
+
+
+def _made(call: Call, kind: str) -> Outcome:
+    """A container constructed: the modules given to it are its elements."""
+    ev, args, tags = call.ev, call.args, call.tags
     elems = set()
     if kind == "Sequential":
         for a in args.pos:
@@ -42,3 +64,6 @@ def call(calls, v, args, node, scope, d, tags):
                 else:
                     elems |= ev.iterate(frozenset({m}), tags)
     return frozenset({VSeq(frozenset(elems) or EMPTY, kind)})
+
+
+RULE = Containers()

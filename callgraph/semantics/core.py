@@ -1,0 +1,144 @@
+"""Rules of Python's core lookup that the evaluator applies while it types a receiver.
+
+Each is registered here for its name (what an edge's `rule` or `via` records), its place in
+the registry's precedence and the behaviour it models; the code is where `where` says, inside
+the evaluator's own lookup (names, attributes, calls' return values), because these rules run
+in the middle of evaluating an expression rather than at a call of a callee value.
+"""
+from __future__ import annotations
+
+from .rule import Rule
+
+
+class ModuleCall(Rule):
+    """an `nn.Module` instance called: `nn.Module.__call__` runs `forward` (by MRO); also
+    `super().__call__(...)` from an overriding `__call__`"""
+
+    name = "module-call"
+    where = ("infer/calls.py", "infer/classes.py")
+
+
+class CallMethod(Rule):
+    """an instance with an in-tree `__call__` called (it overrides `nn.Module.__call__`)"""
+
+    name = "call-method"
+    where = ("infer/calls.py",)
+
+
+class Constructor(Rule):
+    """`Class(...)` runs `Class.__init__` (own or inherited) and `__new__`; `raise E` constructs `E`.
+    An instance remembers the in-tree objects its `__init__` was given (one level of object
+    sensitivity), so `self.model = model` in a wrapper is the model passed at that construction"""
+
+    name = "constructor"
+    where = ("infer/calls.py",)
+
+
+class Direct(Rule):
+    """a name or attribute bound to a def (imports followed, star imports too)"""
+
+    name = "direct"
+    where = ("infer/evaluator.py", "infer/calls.py")
+
+
+class Bound(Rule):
+    """a factory resolved by a user binding (`--bind AutoModel.from_config=LlamaModel`)"""
+
+    name = "bound"
+    where = ("infer/calls.py",)
+
+
+class Super(Rule):
+    """`super().m(...)` and `super(C, self).m(...)`"""
+
+    name = "super"
+    where = ("infer/classes.py", "semantics/builtins_model.py")
+
+
+class ClassHierarchy(Rule):
+    """a receiver known only by a base type (an annotation) dispatches to every override in the tree"""
+
+    name = "class-hierarchy"
+    where = ("infer/classes.py", "infer/calls.py")
+
+
+class Property(Rule):
+    """`@property` / `@cached_property` getters run on attribute access"""
+
+    name = "property"
+    where = ("infer/classes.py",)
+
+
+class Jedi(Rule):
+    """Jedi's `infer` answered where the index could not"""
+
+    name = "jedi"
+    where = ("jedi_oracle.py", "query.py")
+
+
+class ReturnType(Rule):
+    """the value a helper or factory returns (`make_layers(n, lambda idx, prefix: Layer(...))`
+    returns the layers the lambda builds)"""
+
+    name = "return-type"
+    where = ("infer/calls.py", "infer/evaluator.py")
+
+
+class ParamBinding(Rule):
+    """a parameter typed from the argument bound at the caller's call site: keywords,
+    positionals, defaults, `*args`/`**kwargs` pass-through. Contexts are per call site, so a
+    shared helper never mixes the models of two callers"""
+
+    name = "param-binding"
+    where = ("semantics/binding.py", "infer/evaluator.py")
+
+
+class InitAttribute(Rule):
+    """`self.x` typed from every `self.x = ...` / `setattr(self, "x", ...)` in the methods that
+    run on the instance (conditional and `None` assignments included; a base's `__init__` counts
+    only if chained to with `super().__init__` or `Base.__init__(self)`); `x: T` class
+    annotations (dataclass fields)"""
+
+    name = "init-attribute"
+    where = ("infer/classes.py",)
+
+
+class Mro(Rule):
+    """a method inherited from a base class (C3 linearisation)"""
+
+    name = "mro"
+    where = ("infer/classes.py",)
+
+
+class Decorator(Rule):
+    """the callee is decorated: external decorators (`@torch.no_grad()` and the like) keep the
+    function itself; an in-tree decorator's return value is what the name binds (`@dec def f` is
+    `f = dec(f)`); the application `dec(f)` is itself an edge"""
+
+    name = "decorator"
+    where = ("explore.py", "infer/evaluator.py")
+
+
+class IterProtocol(Rule):
+    """implicit dunder calls: `for x in obj` calls `obj.__iter__()` and the iterator's `__next__()`"""
+
+    name = "protocol"
+    where = ("index/scopes.py", "explore.py")
+
+
+class External(Rule):
+    """(whole-tree export only) a call into code outside the analysed roots, by its import name
+    (`builtins.len`, `torch.cat`); a method of an instance of an external class by the class
+    (`a = ext.Cls(); a.fun()` is `ext.Cls.fun`, a class by PEP 8's CapWords); the external
+    base's `__init__` when an in-tree class without one is constructed; a builtin container's
+    methods (`builtins.dict.items`; the stores `append`/`update` are modelled as data, not calls)"""
+
+    name = "external"
+    where = ("explore.py", "infer/calls.py")
+
+
+MODULE_CALL, CALL_METHOD, CONSTRUCTOR, DIRECT = ModuleCall(), CallMethod(), Constructor(), Direct()
+BOUND, SUPER, CLASS_HIERARCHY, PROPERTY, JEDI = Bound(), Super(), ClassHierarchy(), Property(), Jedi()
+RETURN_TYPE, PARAM_BINDING, INIT_ATTRIBUTE = ReturnType(), ParamBinding(), InitAttribute()
+MRO, DECORATOR = Mro(), Decorator()
+PROTOCOL, EXTERNAL = IterProtocol(), External()

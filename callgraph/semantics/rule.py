@@ -1,0 +1,69 @@
+"""The interface of a model-semantics rule (jedi's `plugins/`, mypy's function hooks).
+
+A rule models one runtime behaviour of Python or torch. It has a `name` (what an edge records
+when the rule resolved the hop), a docstring saying which behaviour it models (docs/rules.md's
+table is generated from these), the modules that implement it (`where`), a cheap `applies`
+test and `apply(call) -> Outcome`. Rules that dispatch a call declare the kinds of callee
+value they handle (`kinds`); the registry (`semantics/__init__.py`) asks them in its order,
+the first whose `apply` answers wins. Rules with no `kinds` type a receiver inside the
+evaluator (MRO lookup, `self.x` attributes...): they are registered for their name, their
+place in the precedence and their documentation.
+"""
+from __future__ import annotations
+
+import ast
+import inspect
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, FrozenSet, Optional
+
+if TYPE_CHECKING:
+    from ..values import Value
+    from .binding import CallArgs
+    from .protocol import Inference, Scope
+
+# What `apply` answers: the values the call gives, or None when the rule passes (the next rule
+# in the registry is asked; when none answers the caller's default holds).
+Outcome = Optional[FrozenSet["Value"]]
+
+
+@dataclass(slots=True)
+class Call:
+    """One callee value called at one site: everything a rule reads, and the dispatch it adds
+    targets to (`calls.invoke(...)`, `dispatch.externals`, `dispatch.unresolved`)."""
+
+    calls: object        # infer.calls.CallModel: invoke, construct, call_value
+    value: Value         # the callee value this rule is asked about
+    args: CallArgs
+    node: ast.Call
+    scope: Scope
+    dispatch: object     # infer.calls.Dispatch
+    tags: set            # rules that typed what this call returns (an edge's `via`)
+
+    @property
+    def ev(self) -> Inference:
+        return self.calls.ev
+
+
+class Rule:
+    """Subclasses override the docstring (the behaviour modelled), `name`, `where`, and, for
+    rules that dispatch a call, `kinds`, `applies` and `apply`."""
+
+    name: str = ""
+    where: tuple[str, ...] = ()      # modules that implement it, relative to callgraph/
+    kinds: tuple[type, ...] = ()     # callee value kinds it dispatches on (none: a typing rule)
+    on_edges: bool = True            # False: a model of values only, never the rule of a hop
+
+    def applies(self, call: Call) -> bool:
+        """Cheap: whether `apply` may answer (a name or kind test, nothing inferred)."""
+        return True
+
+    def apply(self, call: Call) -> Outcome:
+        return None
+
+    @classmethod
+    def behaviour(cls) -> str:
+        """The docstring as one paragraph (a row of the rules table)."""
+        return " ".join(inspect.getdoc(cls).split())
+
+    def __repr__(self) -> str:
+        return f"<rule {self.name}>"
