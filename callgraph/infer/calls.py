@@ -143,12 +143,6 @@ class CallModel:
                     found = rule.apply(call)
                     if found is not None:
                         return found
-        if isinstance(v, VFunc):
-            fn = ev.p.functions.get(v.qual)
-            if fn is None:
-                d.unresolved.append(f"function {v.qual} is not indexed")
-                return EMPTY
-            return self.invoke(fn, v.self_val, args, v.closure, "direct", d)
         if isinstance(v, VClass):
             return self.construct(v.qual, args, d, tags)
         if isinstance(v, VInst):

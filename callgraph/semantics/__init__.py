@@ -14,7 +14,7 @@ registered from `core.py`; their code is where their `where` says.
 """
 from __future__ import annotations
 
-from . import builtins_model, callbacks, containers, core, partial
+from . import builtins_model, callbacks, containers, core, direct, partial
 from .rule import Call, Outcome, Rule
 
 REGISTRY: tuple[Rule, ...] = (
@@ -35,7 +35,7 @@ REGISTRY: tuple[Rule, ...] = (
     core.MRO,
     core.CONSTRUCTOR,
     core.DECORATOR,
-    core.DIRECT,
+    direct.RULE,
     core.PROTOCOL,
     core.EXTERNAL,
 )

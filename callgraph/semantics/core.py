@@ -34,13 +34,6 @@ class Constructor(Rule):
     where = ("infer/calls.py",)
 
 
-class Direct(Rule):
-    """a name or attribute bound to a def (imports followed, star imports too)"""
-
-    name = "direct"
-    where = ("infer/evaluator.py", "infer/calls.py")
-
-
 class Bound(Rule):
     """a factory resolved by a user binding (`--bind AutoModel.from_config=LlamaModel`)"""
 
@@ -137,7 +130,7 @@ class External(Rule):
     where = ("explore.py", "infer/calls.py")
 
 
-MODULE_CALL, CALL_METHOD, CONSTRUCTOR, DIRECT = ModuleCall(), CallMethod(), Constructor(), Direct()
+MODULE_CALL, CALL_METHOD, CONSTRUCTOR = ModuleCall(), CallMethod(), Constructor()
 BOUND, SUPER, CLASS_HIERARCHY, PROPERTY, JEDI = Bound(), Super(), ClassHierarchy(), Property(), Jedi()
 RETURN_TYPE, PARAM_BINDING, INIT_ATTRIBUTE = ReturnType(), ParamBinding(), InitAttribute()
 MRO, DECORATOR = Mro(), Decorator()
