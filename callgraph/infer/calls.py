@@ -13,6 +13,7 @@ from typing import FrozenSet
 from .. import semantics
 from ..index.scopes import ADDING_METHODS, FuncInfo
 from ..semantics.binding import CallArgs, bind
+from ..semantics.constructor import construct
 from ..semantics.builtins_model import BUILTIN_KINDS, builtin_lacks, seq_method
 from ..semantics.protocol import Inference, Scope
 from ..semantics.rule import Call
@@ -71,7 +72,7 @@ class CallModel:
         bound = self.ev.bound_factory(node)
         if bound is not None:  # a --bind FACTORY=CLASS names what this factory returns
             tags.add("bound")
-            d.results = self.construct(bound, self.args(node, scope, set()), d, tags, rule="bound")
+            d.results = construct(self, bound, self.args(node, scope, set()), d, rule="bound")
             d.tags = frozenset(tags)
             self._memo[key] = d
             return d
@@ -143,8 +144,6 @@ class CallModel:
                     found = rule.apply(call)
                     if found is not None:
                         return found
-        if isinstance(v, VClass):
-            return self.construct(v.qual, args, d, tags)
         if isinstance(v, VInst):
             return self.call_instance(v, args, d, tags)
         if isinstance(v, VPartial):
@@ -185,25 +184,9 @@ class CallModel:
             d.returning.append(target)
         return EMPTY
 
-    def construct(self, qual: str, args: CallArgs, d: Dispatch, tags: set[str], rule: str = "constructor") -> FrozenSet[Value]:
-        cm = self.ev.classes
-        new = cm.method(qual, "__new__")
-        init = cm.method(qual, "__init__")
-        inst = VInst(qual)
-        if init is not None:
-            inst = VInst(qual, True, init_bindings(init[0], args))
-            self.invoke(init[0], inst, args, None, rule, d, returning=False)
-        else:
-            ext = cm.external_bases(qual)
-            if ext and "(" not in ext[0] and not ext[0].startswith("<"):
-                d.externals.append(f"{ext[0]}.__init__")  # no __init__ in the tree: the base's runs
-        if new is not None:
-            ctx = bind(new[0], VClass(qual), args, None)
-            d.targets.append(Target(new[0].qual, ctx, "constructor"))
-            made = self.ev.returns(new[0], ctx)
-            if any(isinstance(m, VInst) and m.qual != qual for m in made):
-                return made
-        return frozenset({inst})
+    def add_target(self, qual: str, ctx: Ctx, rule: str, d: Dispatch) -> None:
+        """`qual` runs in `ctx` (already bound), its return value not the call's."""
+        d.targets.append(Target(qual, ctx, rule))
 
     def call_instance(self, v: VInst, args: CallArgs, d: Dispatch, tags: set[str]) -> FrozenSet[Value]:
         """An object called: an overriding `__call__`, else a torch module's `forward`."""
@@ -259,32 +242,3 @@ class CallModel:
             else:
                 out |= self.ev.iterate(frozenset({it}), tags)
         return frozenset(out)
-
-
-def init_bindings(init: FuncInfo, args: CallArgs) -> tuple:
-    """The in-tree objects an __init__ call binds to its parameters (not `self`): what an
-    instance remembers of its construction. Only objects that calls can dispatch on are kept
-    (modules, functions, classes, containers of them), one level deep, so instances built
-    with different tensors or configs stay one value."""
-    ctx = bind(init, _PLACEHOLDER, args, None)
-    selfname = (init.node.args.posonlyargs + init.node.args.args)[0].arg if (init.node.args.posonlyargs + init.node.args.args) else None
-    out = []
-    for name, vals in ctx.binds:
-        if name == selfname:
-            continue
-        kept = frozenset(_shallow(v) for v in vals if isinstance(v, (VInst, VFunc, VClass, VPartial)) or
-                         (isinstance(v, VSeq) and any(isinstance(e, (VInst, VFunc, VClass)) for e in v.elems)))
-        if kept:
-            out.append((name, kept))
-    return tuple(out)
-
-
-def _shallow(v: Value) -> Value:
-    if isinstance(v, VInst) and v.init:
-        return VInst(v.qual, v.exact)
-    if isinstance(v, VSeq):
-        return VSeq(frozenset(_shallow(e) for e in v.elems), v.kind)
-    return v
-
-
-_PLACEHOLDER = VConst("<self>")

@@ -14,7 +14,7 @@ registered from `core.py`; their code is where their `where` says.
 """
 from __future__ import annotations
 
-from . import builtins_model, callbacks, containers, core, direct, partial
+from . import builtins_model, callbacks, constructor, containers, core, direct, partial
 from .rule import Call, Outcome, Rule
 
 REGISTRY: tuple[Rule, ...] = (
@@ -33,7 +33,7 @@ REGISTRY: tuple[Rule, ...] = (
     core.PARAM_BINDING,
     core.INIT_ATTRIBUTE,
     core.MRO,
-    core.CONSTRUCTOR,
+    constructor.RULE,
     core.DECORATOR,
     direct.RULE,
     core.PROTOCOL,

@@ -25,20 +25,11 @@ class CallMethod(Rule):
     where = ("infer/calls.py",)
 
 
-class Constructor(Rule):
-    """`Class(...)` runs `Class.__init__` (own or inherited) and `__new__`; `raise E` constructs `E`.
-    An instance remembers the in-tree objects its `__init__` was given (one level of object
-    sensitivity), so `self.model = model` in a wrapper is the model passed at that construction"""
-
-    name = "constructor"
-    where = ("infer/calls.py",)
-
-
 class Bound(Rule):
     """a factory resolved by a user binding (`--bind AutoModel.from_config=LlamaModel`)"""
 
     name = "bound"
-    where = ("infer/calls.py",)
+    where = ("infer/calls.py", "semantics/constructor.py")
 
 
 class Super(Rule):
@@ -130,7 +121,7 @@ class External(Rule):
     where = ("explore.py", "infer/calls.py")
 
 
-MODULE_CALL, CALL_METHOD, CONSTRUCTOR = ModuleCall(), CallMethod(), Constructor()
+MODULE_CALL, CALL_METHOD = ModuleCall(), CallMethod()
 BOUND, SUPER, CLASS_HIERARCHY, PROPERTY, JEDI = Bound(), Super(), ClassHierarchy(), Property(), Jedi()
 RETURN_TYPE, PARAM_BINDING, INIT_ATTRIBUTE = ReturnType(), ParamBinding(), InitAttribute()
 MRO, DECORATOR = Mro(), Decorator()

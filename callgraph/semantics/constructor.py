@@ -1,0 +1,76 @@
+"""`constructor`: calling a class makes an instance and runs its `__init__` and `__new__`."""
+from __future__ import annotations
+
+from typing import FrozenSet
+
+from ..index.scopes import FuncInfo
+from ..values import Value, VClass, VConst, VFunc, VInst, VPartial, VSeq
+from .binding import CallArgs, bind
+from .rule import Call, Outcome, Rule
+
+
+class Constructor(Rule):
+    """`Class(...)` runs `Class.__init__` (own or inherited) and `__new__`; `raise E` constructs `E`.
+    An instance remembers the in-tree objects its `__init__` was given (one level of object
+    sensitivity), so `self.model = model` in a wrapper is the model passed at that construction"""
+
+    name = "constructor"
+    where = ("semantics/constructor.py",)
+    kinds = (VClass,)
+
+    def apply(self, call: Call) -> Outcome:
+        return construct(call.calls, call.value.qual, call.args, call.dispatch, self.name)
+
+
+def construct(calls, qual: str, args: CallArgs, d, rule: str) -> FrozenSet[Value]:
+    """An instance of in-tree class `qual`, its `__init__` (and `__new__`) targets of `d` with
+    `rule` (`constructor`, or `bound` for a class named by --bind)."""
+    cm = calls.ev.classes
+    new = cm.method(qual, "__new__")
+    init = cm.method(qual, "__init__")
+    inst = VInst(qual)
+    if init is not None:
+        inst = VInst(qual, True, init_bindings(init[0], args))
+        calls.invoke(init[0], inst, args, None, rule, d, returning=False)
+    else:
+        ext = cm.external_bases(qual)
+        if ext and "(" not in ext[0] and not ext[0].startswith("<"):
+            d.externals.append(f"{ext[0]}.__init__")  # no __init__ in the tree: the base's runs
+    if new is not None:
+        ctx = bind(new[0], VClass(qual), args, None)
+        calls.add_target(new[0].qual, ctx, "constructor", d)
+        made = calls.ev.returns(new[0], ctx)
+        if any(isinstance(m, VInst) and m.qual != qual for m in made):
+            return made
+    return frozenset({inst})
+
+
+def init_bindings(init: FuncInfo, args: CallArgs) -> tuple:
+    """The in-tree objects an __init__ call binds to its parameters (not `self`): what an
+    instance remembers of its construction. Only objects that calls can dispatch on are kept
+    (modules, functions, classes, containers of them), one level deep, so instances built
+    with different tensors or configs stay one value."""
+    ctx = bind(init, _PLACEHOLDER, args, None)
+    selfname = (init.node.args.posonlyargs + init.node.args.args)[0].arg if (init.node.args.posonlyargs + init.node.args.args) else None
+    out = []
+    for name, vals in ctx.binds:
+        if name == selfname:
+            continue
+        kept = frozenset(_shallow(v) for v in vals if isinstance(v, (VInst, VFunc, VClass, VPartial)) or
+                         (isinstance(v, VSeq) and any(isinstance(e, (VInst, VFunc, VClass)) for e in v.elems)))
+        if kept:
+            out.append((name, kept))
+    return tuple(out)
+
+
+def _shallow(v: Value) -> Value:
+    if isinstance(v, VInst) and v.init:
+        return VInst(v.qual, v.exact)
+    if isinstance(v, VSeq):
+        return VSeq(frozenset(_shallow(e) for e in v.elems), v.kind)
+    return v
+
+
+_PLACEHOLDER = VConst("<self>")
+
+RULE = Constructor()
