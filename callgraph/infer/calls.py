@@ -144,8 +144,6 @@ class CallModel:
                     found = rule.apply(call)
                     if found is not None:
                         return found
-        if isinstance(v, VInst):
-            return self.call_instance(v, args, d, tags)
         if isinstance(v, VPartial):
             tags.add("partial")
             out: set[Value] = set()
@@ -187,33 +185,6 @@ class CallModel:
     def add_target(self, qual: str, ctx: Ctx, rule: str, d: Dispatch) -> None:
         """`qual` runs in `ctx` (already bound), its return value not the call's."""
         d.targets.append(Target(qual, ctx, rule))
-
-    def call_instance(self, v: VInst, args: CallArgs, d: Dispatch, tags: set[str]) -> FrozenSet[Value]:
-        """An object called: an overriding `__call__`, else a torch module's `forward`."""
-        cm = self.ev.classes
-        out: set[Value] = set()
-        classes = [v.qual] + ([] if v.exact else cm.overriders(v.qual, ("__call__", "forward")))
-        for i, qual in enumerate(classes):
-            inst = v if i == 0 else VInst(qual)
-            call = cm.method(qual, "__call__")
-            fwd = cm.method(qual, "forward")
-            if i > 0 and not ((call and call[1] == qual) or (fwd and fwd[1] == qual)):
-                continue  # a subclass that overrides nothing adds no target
-            if call is not None:
-                rule = "call-method" if i == 0 else "class-hierarchy"
-                out |= self.invoke(call[0], inst, args, None, rule, d)
-            elif fwd is not None and (cm.is_module(qual) or cm.external_bases(qual) or cm.unknown_bases(qual)):
-                if fwd[1] != qual:
-                    tags.add("mro")
-                rule = "module-call" if i == 0 else "class-hierarchy"
-                out |= self.invoke(fwd[0], inst, args, None, rule, d)
-            elif i == 0:
-                unk = cm.unknown_bases(qual)
-                if unk:
-                    d.unresolved.append(f"instance of {qual.rsplit('.', 1)[-1]} called; base not resolved ({unk[0]})")
-                elif not cm.external_bases(qual):
-                    d.unresolved.append(f"instance of {qual.rsplit('.', 1)[-1]} called, but it has no __call__ or forward")
-        return frozenset(out)
 
     def dunder(self, v: VInst, name: str, tags: set[str], iterate: bool = False) -> FrozenSet[Value]:
         """Values of `iter(obj)` / `obj[i]` for in-tree classes defining the protocol."""

@@ -14,13 +14,13 @@ registered from `core.py`; their code is where their `where` says.
 """
 from __future__ import annotations
 
-from . import builtins_model, callbacks, constructor, containers, core, direct, partial
+from . import builtins_model, callbacks, constructor, containers, core, direct, module_call, partial
 from .rule import Call, Outcome, Rule
 
 REGISTRY: tuple[Rule, ...] = (
     core.BOUND,
-    core.MODULE_CALL,
-    core.CALL_METHOD,
+    module_call.RULE,
+    module_call.CALL_METHOD,
     core.SUPER,
     partial.RULE,
     core.CLASS_HIERARCHY,

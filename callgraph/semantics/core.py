@@ -10,21 +10,6 @@ from __future__ import annotations
 from .rule import Rule
 
 
-class ModuleCall(Rule):
-    """an `nn.Module` instance called: `nn.Module.__call__` runs `forward` (by MRO); also
-    `super().__call__(...)` from an overriding `__call__`"""
-
-    name = "module-call"
-    where = ("infer/calls.py", "infer/classes.py")
-
-
-class CallMethod(Rule):
-    """an instance with an in-tree `__call__` called (it overrides `nn.Module.__call__`)"""
-
-    name = "call-method"
-    where = ("infer/calls.py",)
-
-
 class Bound(Rule):
     """a factory resolved by a user binding (`--bind AutoModel.from_config=LlamaModel`)"""
 
@@ -43,7 +28,7 @@ class ClassHierarchy(Rule):
     """a receiver known only by a base type (an annotation) dispatches to every override in the tree"""
 
     name = "class-hierarchy"
-    where = ("infer/classes.py", "infer/calls.py")
+    where = ("infer/classes.py", "semantics/module_call.py")
 
 
 class Property(Rule):
@@ -121,7 +106,6 @@ class External(Rule):
     where = ("explore.py", "infer/calls.py")
 
 
-MODULE_CALL, CALL_METHOD = ModuleCall(), CallMethod()
 BOUND, SUPER, CLASS_HIERARCHY, PROPERTY, JEDI = Bound(), Super(), ClassHierarchy(), Property(), Jedi()
 RETURN_TYPE, PARAM_BINDING, INIT_ATTRIBUTE = ReturnType(), ParamBinding(), InitAttribute()
 MRO, DECORATOR = Mro(), Decorator()
