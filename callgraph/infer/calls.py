@@ -1,24 +1,23 @@
 """Calls: what a call site runs (its targets) and what it returns.
 
-One dispatch per (call site, context) answers both, memoised. The model-specific behaviour
-(module calls, containers, partial, builtins, user bindings) lives in `callgraph.semantics`;
-this module walks the callee's possible values and asks those rules.
+One dispatch per (call site, context) answers both, memoised. What calling each kind of value
+does (a function, a class, a module instance, a partial, a container, an external) is a rule of
+`callgraph.semantics`; this module walks the callee's possible values and asks the registry's
+rules for each, in order.
 """
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import FrozenSet
 
 from .. import semantics
-from ..index.scopes import ADDING_METHODS, FuncInfo
+from ..index.scopes import FuncInfo
 from ..semantics.binding import CallArgs, bind
 from ..semantics.constructor import construct
-from ..semantics.builtins_model import BUILTIN_KINDS, builtin_lacks, seq_method
 from ..semantics.protocol import Inference, Scope
 from ..semantics.rule import Call
-from ..values import (EMPTY, Ctx, Value, VClass, VConst, VExt, VFunc, VInst, VPartial, VSeq, VSeqMethod, VSuper, VUnknown,
-                      external_callee, ordered)
+from ..values import EMPTY, Ctx, Value, VConst, VExt, VInst, VSeq, VSuper, VUnknown, external_callee, ordered
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,8 +128,8 @@ class CallModel:
     # -- dispatch on one callee value -------------------------------------------------------
     def call_value(self, v: Value, args: CallArgs, node: ast.Call, scope: Scope, d: Dispatch, tags: set[str]) -> FrozenSet[Value]:
         """The values of calling `v`: the first of the registry's rules for its kind that
-        answers (adding the targets that run to `d`), else what this function models itself."""
-        ev = self.ev
+        answers (adding the targets that run to `d`); what no rule models is external, unknown
+        or nothing."""
         cls = v.__class__
         if cls is VExt:
             name = external_callee(v.name)
@@ -144,38 +143,19 @@ class CallModel:
                     found = rule.apply(call)
                     if found is not None:
                         return found
-        if isinstance(v, VPartial):
-            tags.add("partial")
-            out: set[Value] = set()
-            merged = CallArgs(list(v.args) + args.pos, args.star, args.has_star, {**dict(v.kwargs), **args.kw}, args.kw_star, args.has_kw_star)
-            first = len(d.targets)
-            for f in v.func:
-                out |= self.call_value(f, merged, node, scope, d, tags)
-            d.targets[first:] = [replace(t, rule="partial") if t.rule == "direct" else t for t in d.targets[first:]]
-            return frozenset(out)
-        if isinstance(v, VSeq) and v.kind == "Sequential":
-            tags.add("container")
-            out = set()
-            for elem in v.elems:
-                out |= self.call_value(elem, args, node, scope, d, tags)
-            return frozenset(out)
-        if isinstance(v, VExt):
+        if cls is VExt:
             return frozenset({VExt(v.name + "()")})
-        if isinstance(v, VSeqMethod):
-            # `d.items()`: a method of a builtin container runs. The methods that put values in
-            # (`append`, `update`...) are modelled as stores into the container, not as calls.
-            if v.seq.kind in BUILTIN_KINDS and v.attr not in ADDING_METHODS and not builtin_lacks(v.seq.kind, v.attr):
-                d.externals.append(f"builtins.{v.seq.kind}.{v.attr}")
-            return seq_method(ev, v.seq, v.attr, args, tags)
-        if isinstance(v, VUnknown):
+        if cls is VUnknown:
             d.unresolved.append(v.why)
             return frozenset({v})
-        if isinstance(v, VSuper):
+        if cls is VSuper:
             return EMPTY
         return frozenset({VExt("<call result>")})
 
     def invoke(self, fn: FuncInfo, self_val: Value | None, args: CallArgs, closure: Ctx | None, rule: str,
                d: Dispatch, returning: bool = True) -> FrozenSet[Value]:
+        """`fn` runs, with `rule` on the edge: a target of `d` whose return value is the call's
+        (unless `returning` is False: a callback, an `__init__`)."""
         target = Target(fn.qual, bind(fn, self_val, args, closure), rule)
         d.targets.append(target)
         if returning:

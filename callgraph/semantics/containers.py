@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from ..values import EMPTY, VExt, VSeq
+from ..index.scopes import ADDING_METHODS
+from ..values import EMPTY, VExt, VSeq, VSeqMethod
+from .builtins_model import BUILTIN_KINDS, builtin_lacks, seq_method
 from .rule import Call, Outcome, Rule
 
 _PREFIXES = ("torch.nn.", "torch.nn.modules.container.", "nn.")
@@ -36,14 +38,30 @@ class Containers(Rule):
     `Sequential` calls each layer"""
 
     name = "container"
-    where = ("semantics/containers.py", "infer/calls.py", "infer/evaluator.py", "infer/stores.py", "index/flow.py")
-    kinds = (VExt,)
+    where = ("semantics/containers.py", "infer/evaluator.py", "infer/stores.py", "index/flow.py")
+    kinds = (VExt, VSeq, VSeqMethod)
 
     def applies(self, call: Call) -> bool:
-        return container_kind(call.value.name) is not None
+        v = call.value
+        if v.__class__ is VExt:
+            return container_kind(v.name) is not None
+        return v.__class__ is VSeqMethod or v.kind == "Sequential"
 
     def apply(self, call: Call) -> Outcome:
-        return _made(call, container_kind(call.value.name))
+        v = call.value
+        if v.__class__ is VExt:
+            return _made(call, container_kind(v.name))
+        if v.__class__ is VSeqMethod:
+            # `d.items()`: a method of a builtin container runs. The methods that put values in
+            # (`append`, `update`...) are modelled as stores into the container, not as calls.
+            if v.seq.kind in BUILTIN_KINDS and v.attr not in ADDING_METHODS and not builtin_lacks(v.seq.kind, v.attr):
+                call.dispatch.externals.append(f"builtins.{v.seq.kind}.{v.attr}")
+            return seq_method(call.ev, v.seq, v.attr, call.args, call.tags)
+        call.tags.add(self.name)  # a Sequential called calls each of its layers
+        out: set = set()
+        for elem in v.elems:
+            out |= call.calls.call_value(elem, call.args, call.node, call.scope, call.dispatch, call.tags)
+        return frozenset(out)
 
 
 def _made(call: Call, kind: str) -> Outcome:
