@@ -21,8 +21,9 @@ class Verdict(str, Enum):
     UNKNOWN = "unknown"
 
 
-# Rules an edge may record. The semantics registry is the authority; this tuple documents them
-# for consumers (renderers, the gate) that must not import the analysis.
+# Rules an edge may record. The semantics registry (callgraph.semantics.REGISTRY) is the
+# authority; this tuple names the same rules for consumers (renderers, the gate, the hook module)
+# that must not import the analysis, and tests/test_rules.py fails when the two differ.
 RULES = (
     "direct",           # a name or attribute resolved to a def (index or Jedi)
     "constructor",      # Class(...) runs Class.__init__

@@ -103,7 +103,7 @@ class External(Rule):
     methods (`builtins.dict.items`; the stores `append`/`update` are modelled as data, not calls)"""
 
     name = "external"
-    where = ("explore.py", "infer/calls.py")
+    where = ("explore.py", "infer/calls.py", "semantics/constructor.py", "semantics/containers.py")
 
 
 BOUND, SUPER, CLASS_HIERARCHY, PROPERTY, JEDI = Bound(), Super(), ClassHierarchy(), Property(), Jedi()
