@@ -205,3 +205,20 @@ def test_attribute_of_only_none_stays_an_external_object(tmp_path):
         "class R:\n    def __init__(self):\n        self.ws = None\n"
         "    def go(self):\n        def hook():\n            pass\n        self.ws.run(side=hook)\n")
     assert _adjacency(tmp_path)["main.R.go"] == ["main.R.go.hook"]
+
+
+EXPORT_CASES = sorted((Path(__file__).resolve().parent.parent / "fixtures" / "export").glob("*/expected.json"))
+
+
+@pytest.mark.parametrize("expected", EXPORT_CASES, ids=[p.parent.name for p in EXPORT_CASES])
+def test_export_fixture(expected):
+    """`fixtures/export/<case>/expected.json`: edges (caller, callee, site, rule) the whole-tree
+    export of `root` must hold."""
+    from callgraph.api import Analysis
+
+    case = json.loads(expected.read_text())
+    roots = [str(expected.parents[2] / r) for r in case["root"]]
+    view = Analysis(roots=roots, use_cache=False, warn=lambda m: None).export()
+    edges = {(e.caller, e.callee, e.site, e.rule) for e in view.edges}
+    for e in case["edges"]:
+        assert (e["caller"], e["callee"], e["site"], e["rule"]) in edges, e
