@@ -14,7 +14,8 @@ from typing import Callable, FrozenSet, Iterable
 
 from ..index.project import Project
 from ..index.scopes import MODULE_CODE, NON_CALLING_DECORATORS, Binding, FuncInfo, ModuleInfo, decorator_name, first_param
-from ..semantics.binding import CallArgs, self_context
+from ..semantics import contextmanager
+from ..semantics.binding import CallArgs
 from ..semantics.builtins_model import builtin_lacks
 from ..semantics.protocol import Scope
 from ..values import (EMPTY, NONE, Ctx, Value, VClass, VConst, VExt, VFunc, VInst, VModule, VPartial, VSeq, VSeqMethod, VSuper,
@@ -135,9 +136,8 @@ class Evaluator:
             out = {VSeq(frozenset(elems), "generator")}
         elif not fn.returns():
             out.add(NONE)
-        if "contextlib.contextmanager" in fn.decorators or "contextmanager" in fn.decorators:
-            out = {VExt("contextlib._GeneratorContextManager")}
-        result = frozenset(out)
+        managed = contextmanager.returned(fn)
+        result = managed if managed is not None else frozenset(out)
         self._returns[key] = result
         return result
 
@@ -260,21 +260,8 @@ class Evaluator:
         if b.kind == "iter":
             vals = self.iterate(vals, tags)
         elif b.kind == "with":
-            vals = self.entered(vals)
+            vals = contextmanager.entered(self, vals)
         return self.unpack(vals, b.path, tags) if b.path else vals
-
-    def entered(self, managers: FrozenSet[Value]) -> FrozenSet[Value]:
-        """What `with m as x` binds: `m.__enter__()`'s return value where the tree defines
-        `__enter__`; the manager itself otherwise (external managers such as files and locks
-        return themselves)."""
-        out: set[Value] = set()
-        for m in managers:
-            found = self.classes.method(m.qual, "__enter__") if isinstance(m, VInst) else None
-            if found is None:
-                out.add(m)
-                continue
-            out |= self.returns(found[0], self_context(found[0], m))
-        return frozenset(out)
 
     def fill(self, values: set[Value], items: list, tags: set[str]) -> set[Value]:
         """Containers with what was put into them (`layers.append(Layer(i))`, `table["k"] = f`):

@@ -14,7 +14,7 @@ registered from `core.py`; their code is where their `where` says.
 """
 from __future__ import annotations
 
-from . import builtins_model, callbacks, constructor, containers, core, direct, module_call, partial
+from . import builtins_model, callbacks, constructor, containers, contextmanager, core, direct, module_call, partial
 from .rule import Call, Outcome, Rule
 
 REGISTRY: tuple[Rule, ...] = (
@@ -26,6 +26,7 @@ REGISTRY: tuple[Rule, ...] = (
     core.CLASS_HIERARCHY,
     containers.RULE,
     builtins_model.RULE,
+    contextmanager.RULE,
     core.PROPERTY,
     callbacks.RULE,
     core.JEDI,
