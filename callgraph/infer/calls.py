@@ -8,7 +8,6 @@ rules for each, in order.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
 from typing import FrozenSet
 
 from .. import semantics
@@ -16,26 +15,8 @@ from ..index.scopes import FuncInfo
 from ..semantics.binding import CallArgs, bind
 from ..semantics.constructor import construct
 from ..semantics.protocol import Inference, Scope
-from ..semantics.rule import Call
+from ..semantics.rule import Call, Dispatch, Target
 from ..values import EMPTY, Ctx, Value, VConst, VExt, VInst, VSeq, VSuper, VUnknown, external_callee, ordered
-
-
-@dataclass(frozen=True, slots=True)
-class Target:
-    fn: str          # qualified name of the function that runs
-    ctx: Ctx         # its calling context
-    rule: str        # the dispatch rule (see callgraph.model.RULES)
-
-
-@dataclass(slots=True)
-class Dispatch:
-    results: FrozenSet[Value] = EMPTY       # values known without running a target (instances...)
-    targets: list[Target] = field(default_factory=list)
-    returning: list[Target] = field(default_factory=list)  # targets whose return values are the call's
-    full: FrozenSet[Value] | None = None     # results | their returns, computed on first use
-    externals: list[str] = field(default_factory=list)  # external functions/classes called, by name
-    unresolved: list[str] = field(default_factory=list)  # why, for unknown callee values
-    tags: frozenset = frozenset()                         # rules that typed the receiver
 
 
 class CallModel:

@@ -13,15 +13,13 @@ import builtins
 from typing import Callable, FrozenSet, Iterable
 
 from ..index.project import Project
-from ..index.scopes import MODULE_CODE, NON_CALLING_DECORATORS, Binding, FuncInfo, ModuleInfo, decorator_name, first_param
-from ..semantics import contextmanager
-from ..semantics.binding import CallArgs
+from ..index.scopes import MODULE_CODE, Binding, FuncInfo, ModuleInfo, first_param
+from ..semantics import contextmanager, decorators
 from ..semantics.builtins_model import builtin_lacks
 from ..semantics.protocol import Scope
 from ..values import (EMPTY, NONE, Ctx, Value, VClass, VConst, VExt, VFunc, VInst, VModule, VPartial, VSeq, VSeqMethod, VSuper,
                       VUnknown, cap, forget_orders, memoised, unknown)
 from . import calls, classes
-from .calls import Dispatch
 from .stores import apply as apply_stores, remote_stores
 
 BUILTIN_NAMES = frozenset(dir(builtins))
@@ -246,7 +244,7 @@ class Evaluator:
             closure = scope.ctx if scope.fn is not None else None
             value = frozenset({VFunc(fn.qual, None, closure)})
             if fn.decorators and fn.cls is None:
-                value = self.decorated(fn, value, scope, tags)
+                value = decorators.decorated(self, fn, value, scope, tags)
             return value
         if b.kind == "class":
             return frozenset({VClass(b.target)})
@@ -267,31 +265,6 @@ class Evaluator:
         """Containers with what was put into them (`layers.append(Layer(i))`, `table["k"] = f`):
         `items` are (Binding, Scope[, strong]) stores applied in order (`stores.py`)."""
         return apply_stores(self, values, items, tags)
-
-    def decorated(self, fn: FuncInfo, value: FrozenSet[Value], scope: Scope, tags: set[str]) -> FrozenSet[Value]:
-        """The name a decorated def binds: each in-tree decorator's return value, applied
-        innermost first. External decorators (`@torch.no_grad()`, `@functools.lru_cache`) and
-        in-tree ones whose result is not an in-tree callable keep the function itself."""
-        for dec in reversed(fn.node.decorator_list):
-            if decorator_name(dec) in NON_CALLING_DECORATORS:
-                continue
-            dvals = self.eval(dec, scope, set())
-            if not any(isinstance(d, (VFunc, VClass)) for d in dvals):
-                continue
-            d = Dispatch()
-            out: set[Value] = set()
-            for dv in dvals:
-                if isinstance(dv, (VFunc, VClass)):
-                    out |= self.calls.call_value(dv, CallArgs([value]), dec, scope, d, set())
-            for t in d.returning:
-                target = self.p.functions.get(t.fn)
-                if target is not None:
-                    out |= self.returns(target, t.ctx)
-            made = frozenset(v for v in out if isinstance(v, (VFunc, VInst, VPartial)))
-            if made:
-                tags.add("decorator")
-                value = made
-        return value
 
     def dotted(self, name: str) -> FrozenSet[Value]:
         """The value of an imported dotted name: an in-tree module, a name in one, or external."""

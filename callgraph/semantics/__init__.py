@@ -14,7 +14,7 @@ registered from `core.py`; their code is where their `where` says.
 """
 from __future__ import annotations
 
-from . import builtins_model, callbacks, constructor, containers, contextmanager, core, direct, module_call, partial
+from . import builtins_model, callbacks, constructor, containers, contextmanager, core, decorators, direct, module_call, partial
 from .rule import Call, Outcome, Rule
 
 REGISTRY: tuple[Rule, ...] = (
@@ -35,7 +35,7 @@ REGISTRY: tuple[Rule, ...] = (
     core.INIT_ATTRIBUTE,
     core.MRO,
     constructor.RULE,
-    core.DECORATOR,
+    decorators.RULE,
     direct.RULE,
     core.PROTOCOL,
     core.EXTERNAL,

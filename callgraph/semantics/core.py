@@ -79,15 +79,6 @@ class Mro(Rule):
     where = ("infer/classes.py",)
 
 
-class Decorator(Rule):
-    """the callee is decorated: external decorators (`@torch.no_grad()` and the like) keep the
-    function itself; an in-tree decorator's return value is what the name binds (`@dec def f` is
-    `f = dec(f)`); the application `dec(f)` is itself an edge"""
-
-    name = "decorator"
-    where = ("explore.py", "infer/evaluator.py")
-
-
 class IterProtocol(Rule):
     """implicit dunder calls: `for x in obj` calls `obj.__iter__()` and the iterator's `__next__()`"""
 
@@ -108,5 +99,5 @@ class External(Rule):
 
 BOUND, SUPER, CLASS_HIERARCHY, PROPERTY, JEDI = Bound(), Super(), ClassHierarchy(), Property(), Jedi()
 RETURN_TYPE, PARAM_BINDING, INIT_ATTRIBUTE = ReturnType(), ParamBinding(), InitAttribute()
-MRO, DECORATOR = Mro(), Decorator()
+MRO = Mro()
 PROTOCOL, EXTERNAL = IterProtocol(), External()

@@ -13,17 +13,42 @@ from __future__ import annotations
 
 import ast
 import inspect
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, FrozenSet, Optional
 
+from ..values import EMPTY, Ctx
+
 if TYPE_CHECKING:
-    from ..values import Value
+    from ..values import Value  # noqa: F401  (the annotations' strings)
     from .binding import CallArgs
     from .protocol import Inference, Scope
 
 # What `apply` answers: the values the call gives, or None when the rule passes (the next rule
 # in the registry is asked; when none answers the caller's default holds).
 Outcome = Optional[FrozenSet["Value"]]
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """A function a call runs, in its calling context, with the rule that found it."""
+
+    fn: str          # qualified name of the function that runs
+    ctx: Ctx         # its calling context
+    rule: str        # the dispatch rule (see callgraph.model.RULES)
+
+
+@dataclass(slots=True)
+class Dispatch:
+    """What one call site does in one context (memoised by infer/calls.py): the rules write
+    their targets, externals and unresolved reasons here."""
+
+    results: FrozenSet["Value"] = EMPTY       # values known without running a target (instances...)
+    targets: list[Target] = field(default_factory=list)
+    returning: list[Target] = field(default_factory=list)  # targets whose return values are the call's
+    full: FrozenSet["Value"] | None = None     # results | their returns, computed on first use
+    externals: list[str] = field(default_factory=list)  # external functions/classes called, by name
+    unresolved: list[str] = field(default_factory=list)  # why, for unknown callee values
+    tags: frozenset = frozenset()                         # rules that typed the receiver
 
 
 @dataclass(slots=True)
@@ -36,7 +61,7 @@ class Call:
     args: CallArgs
     node: ast.Call
     scope: Scope
-    dispatch: object     # infer.calls.Dispatch
+    dispatch: Dispatch
     tags: set            # rules that typed what this call returns (an edge's `via`)
 
     @property
