@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Iterator
+from typing import Callable, Iterator, NamedTuple, Optional
 
 import networkx as nx
 
@@ -38,12 +38,24 @@ class Step:
     node: ast.Call
 
 
+class UnresolvedSite(NamedTuple):
+    """A call site one context could not resolve: the row a proof or graph reports, and what
+    ranking it (relevance.py) and asking Jedi about it need. Rows from workers (workers.py)
+    carry the row only."""
+
+    unresolved: Unresolved
+    node: Optional[ast.Call]      # the call
+    fn: object                    # the caller's FuncInfo
+    depth: int                    # hops from the entry to the caller
+    state: Optional[Ctx]          # the caller's context
+
+
 @dataclass
 class Exploration:
     graph: nx.MultiDiGraph
     reached: Ctx | None = None
     parents: dict = field(default_factory=dict)      # Ctx -> (Ctx, Step)
-    unresolved: list = field(default_factory=list)   # (Unresolved, ast.Call, caller FuncInfo, depth, Ctx)
+    unresolved: list[UnresolvedSite] = field(default_factory=list)
     oracle_resolved: set = field(default_factory=set)  # sites Jedi answered
     functions: set = field(default_factory=set)
     ctx_edges: dict = field(default_factory=dict)    # (Ctx, Ctx) -> Step, every edge seen
@@ -154,8 +166,8 @@ class Explorer:
                 ex.seen_sites.add(site_key)
                 ex.call_sites += 1
             for why in dict.fromkeys(d.unresolved):
-                ex.unresolved.append((Unresolved(fn.qual, *self._site(fn, node), why),
-                                      node, fn, depth, state))
+                ex.unresolved.append(UnresolvedSite(Unresolved(fn.qual, *self._site(fn, node), why),
+                                                    node, fn, depth, state))
             if self._follow(ex, state, fn, node, d, None, is_target, nxt):
                 return True
         for kind, node in fn.implicit_calls():
@@ -221,8 +233,8 @@ def graph_view(ex: Exploration, roots: tuple[str, ...], entry: str, names: set[s
     `drop_resolved_sites`: leave out unresolved rows of sites that got an edge in another context."""
     edges = sorted({d["hop"] for _, _, d in ex.graph.edges(data=True)}, key=lambda h: (h.caller, h.site, h.callee))
     resolved = {(h.caller, h.site) for h in edges} if drop_resolved_sites else set()
-    unresolved = sorted({row[0] for row in ex.unresolved if (row[0].caller, row[0].site) not in resolved},
-                        key=lambda u: (u.caller, u.site))
+    rows = (site.unresolved for site in ex.unresolved)
+    unresolved = sorted({u for u in rows if (u.caller, u.site) not in resolved}, key=lambda u: (u.caller, u.site))
     names = set(names) | {h.caller for h in edges} | {h.callee for h in edges}
     return GraphView(root=roots, entry=entry, tool_version=__version__,
                      nodes=tuple(node(n) for n in sorted(names)), edges=tuple(edges), unresolved=tuple(unresolved))

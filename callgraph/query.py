@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import networkx as nx
 
 from . import __version__
-from .explore import Exploration, Explorer, Step
+from .explore import Exploration, Explorer, Step, UnresolvedSite
 from .index.lookup import Resolved
 from .index.scopes import first_param
 from .semantics.binding import self_context
@@ -70,7 +70,7 @@ def _stats(ex: Exploration, t0: float) -> Stats:
                  seconds=round(time.perf_counter() - t0, 3))
 
 
-def _blocking_rows(inp: ReachInputs, ex: Exploration, target: Resolved) -> list[tuple]:
+def _blocking_rows(inp: ReachInputs, ex: Exploration, target: Resolved) -> list[UnresolvedSite]:
     """Unresolved rows that could lead to the target, one per site, most relevant first:
     closest to the target by name, then closest to the entry."""
     if not ex.unresolved:
@@ -78,19 +78,19 @@ def _blocking_rows(inp: ReachInputs, ex: Exploration, target: Resolved) -> list[
     rel: Relevance = inp.relevance_for(target.func.rsplit(".", 1)[-1])
     ranked = {}
     for row in ex.unresolved:
-        u, node, fn, depth, _ = row
-        if u.site in ex.oracle_resolved:
+        site, fn = row.unresolved.site, row.fn
+        if site in ex.oracle_resolved:
             continue
-        rank = rel.site_rank(node, set(fn.param_names()) | set(fn.locals()))
+        rank = rel.site_rank(row.node, set(fn.param_names()) | set(fn.locals()))
         if rank is None:
             continue
-        if u.site not in ranked or ranked[u.site][:2] > (rank, depth):
-            ranked[u.site] = (rank, depth, row)
-    return [r for _, _, r in sorted(ranked.values(), key=lambda r: (r[0], r[1], r[2][0].site))]
+        if site not in ranked or ranked[site][:2] > (rank, row.depth):
+            ranked[site] = (rank, row.depth, row)
+    return [r for _, _, r in sorted(ranked.values(), key=lambda r: (r[0], r[1], r[2].unresolved.site))]
 
 
 def _blockers(inp: ReachInputs, ex: Exploration, target: Resolved) -> list[Unresolved]:
-    return [row[0] for row in _blocking_rows(inp, ex, target)]
+    return [row.unresolved for row in _blocking_rows(inp, ex, target)]
 
 
 def _ask_oracle(inp: ReachInputs, ex: Exploration, target: Resolved, is_target, deadline, progress) -> None:
@@ -107,7 +107,8 @@ def _ask_oracle(inp: ReachInputs, ex: Exploration, target: Resolved, is_target, 
         if progress:
             progress(f"asking Jedi about {len(rows)} unresolved call sites")
         fresh = []
-        for u, node, fn, _, state in rows:
+        for row in rows:
+            u, node, fn, state = row.unresolved, row.node, row.fn, row.state
             if oracle.exhausted():
                 break
             asked.add(u.site)
@@ -128,7 +129,7 @@ def _ask_oracle(inp: ReachInputs, ex: Exploration, target: Resolved, is_target, 
             explorer.resume(ex, fresh, is_target, deadline=deadline, progress=progress)
             if ex.reached is not None:
                 return
-        rows = [r for r in _blocking_rows(inp, ex, target) if r[0].site not in asked]
+        rows = [r for r in _blocking_rows(inp, ex, target) if r.unresolved.site not in asked]
 
 
 def _jedi_targets(a, classes):

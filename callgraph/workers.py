@@ -24,7 +24,7 @@ from typing import Callable, Iterator
 
 import networkx as nx
 
-from .explore import Exploration, Explorer
+from .explore import Exploration, Explorer, UnresolvedSite
 from .values import Ctx
 
 # Below this many functions a sweep is not worth a fork.
@@ -89,7 +89,7 @@ def _fork(explorer: Explorer, chunk: list[Ctx]) -> tuple[int, int]:
                         if qual not in had_functions and isinstance(fn.node, ast.Lambda)],
             "edges": [(u, v, k, d["hop"]) for u, v, k, d in mine.graph.edges(keys=True, data=True)],
             "nodes": list(mine.graph.nodes),
-            "unresolved": [row[0] for row in mine.unresolved],
+            "unresolved": [site.unresolved for site in mine.unresolved],
             "functions": mine.functions,
             "call_sites": mine.call_sites,
             "callees": callees,
@@ -143,7 +143,7 @@ def _merge(explorer: Explorer, ex: Exploration, result: dict) -> Iterator[Ctx]:
     for u, v, key, hop in result["edges"]:
         if not graph.has_edge(u, v, key=key):
             graph.add_edge(u, v, key=key, hop=hop)
-    ex.unresolved.extend((u, None, None, 0, None) for u in result["unresolved"])
+    ex.unresolved.extend(UnresolvedSite(u, None, None, 0, None) for u in result["unresolved"])
     ex.functions |= result["functions"]
     ex.call_sites += result["call_sites"]
     yield from result["callees"]
