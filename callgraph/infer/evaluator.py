@@ -2,8 +2,9 @@
 
 This is the index side of resolution: names through the function's own bindings, enclosing
 functions, module globals, imports and builtins; attributes through the MRO of in-tree classes
-and `self.x = ...` assignments; subscripts and iteration through containers. Calls are handed
-to `calls.py`. Every memo table doubles as a recursion guard (an in-progress entry reads as
+and `self.x = ...` assignments (`classes.py`); subscripts and iteration through containers
+(`sequences.py`); parameters without an argument through defaults and annotations
+(`annotations.py`). Calls are handed to `calls.py`. Every memo table doubles as a recursion guard (an in-progress entry reads as
 empty), so recursive and mutually recursive code in the analysed tree terminates.
 """
 from __future__ import annotations
@@ -17,9 +18,11 @@ from ..index.scopes import MODULE_CODE, Binding, FuncInfo, ModuleInfo, first_par
 from ..semantics import contextmanager, decorators
 from ..semantics.builtins_model import builtin_lacks
 from ..semantics.protocol import Scope
-from ..values import (EMPTY, NONE, Ctx, Value, VClass, VConst, VExt, VFunc, VInst, VModule, VPartial, VSeq, VSeqMethod, VSuper,
-                      VUnknown, cap, forget_orders, memoised, unknown)
+from ..values import (EMPTY, NONE, Ctx, Value, VClass, VConst, VExt, VFunc, VInst, VModule, VSeq, VSeqMethod, VSuper, VUnknown,
+                      forget_orders, memoised, unknown)
 from . import calls, classes
+from .annotations import Annotations
+from .sequences import Sequences
 from .stores import apply as apply_stores, remote_stores
 
 BUILTIN_NAMES = frozenset(dir(builtins))
@@ -36,7 +39,10 @@ def _eval_other(ev: "Evaluator", node: ast.AST, scope: Scope, tags: set[str]) ->
 _EVALS: dict[type, Callable] = {}  # node class -> Evaluator._eval_<its name> (or _eval_other)
 
 
-class Evaluator:
+class Evaluator(Sequences, Annotations):
+    """Names, attributes, calls and return values here; containers in `sequences.py`, parameters
+    without an argument in `annotations.py`."""
+
     def __init__(self, project: Project, binds: dict[str, str] | None = None, max_depth: int = MAX_INFER_DEPTH,
                  max_return_contexts: int = MAX_RETURN_CONTEXTS):
         self.p = project
@@ -283,67 +289,6 @@ class Evaluator:
             return frozenset({VModule(name)})
         return frozenset({VExt(name)})
 
-    def unbound_param(self, fn: FuncInfo, name: str, ctx: Ctx | None, tags: set[str]) -> FrozenSet[Value]:
-        """A parameter with no argument bound in context `ctx`: its default and annotation."""
-        if fn.cls is not None and name == first_param(fn) and fn.kind != "staticmethod":
-            if fn.kind == "classmethod":
-                return frozenset({VClass(fn.cls.qual)})
-            return frozenset({VInst(fn.cls.qual, exact=False)})
-        # the same in every context of fn but for the enclosing function's (defaults are
-        # evaluated there): every read of an unbound parameter asks again
-        closure = ctx.closure if ctx else None
-        return memoised(self._name_table(closure), (("param", fn.qual, name), closure), tags,
-                        lambda ptags: self._param_default(fn, name, closure, ptags))
-
-    def _param_default(self, fn: FuncInfo, name: str, closure: Ctx | None, tags: set[str]) -> FrozenSet[Value]:
-        a = fn.node.args
-        if a.vararg and a.vararg.arg == name:
-            return frozenset({VSeq(unknown(f"*{name} of {fn.qual}"), "tuple")})
-        if a.kwarg and a.kwarg.arg == name:
-            return frozenset({VSeq(unknown(f"**{name} of {fn.qual}"), "dict")})
-        out: set[Value] = set()
-        positional = a.posonlyargs + a.args
-        defaults = dict(zip([p.arg for p in positional[len(positional) - len(a.defaults):]], a.defaults))
-        defaults.update({p.arg: d for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None})
-        outer = Scope(fn.module, fn.parent, closure)
-        if name in defaults:
-            out |= self.eval(defaults[name], outer, tags)
-        ann = next((p.annotation for p in positional + a.kwonlyargs if p.arg == name), None)
-        if ann is not None:
-            out |= self.annotation(ann, outer)
-        if not out or (ann is None and all(isinstance(v, VConst) for v in out)):
-            out.add(VUnknown(f"parameter '{name}' of {fn.qual} has no argument bound on this path"))
-        return frozenset(out)
-
-    def annotation(self, ann: ast.AST, scope: Scope) -> FrozenSet[Value]:
-        """Instances an annotation describes: `X`, `Optional[X]`, `Union[X, Y]`, `X | Y`, "X"."""
-        if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
-            try:
-                ann = ast.parse(ann.value, mode="eval").body
-            except SyntaxError:
-                return EMPTY
-        if isinstance(ann, ast.BinOp) and isinstance(ann.op, ast.BitOr):
-            return self.annotation(ann.left, scope) | self.annotation(ann.right, scope)
-        if isinstance(ann, ast.Subscript):
-            head = self.eval(ann.value, scope, set())
-            names = {v.name for v in head if isinstance(v, VExt)}
-            if names & {"typing.Optional", "typing.Union"}:
-                inner = ann.slice.elts if isinstance(ann.slice, ast.Tuple) else [ann.slice]
-                out: set[Value] = set()
-                for elt in inner:
-                    out |= self.annotation(elt, scope)
-                return frozenset(out)
-            return EMPTY
-        if isinstance(ann, ast.Constant) and ann.value is None:
-            return frozenset({NONE})
-        out = set()
-        for v in self.eval(ann, scope, set()):
-            if isinstance(v, VClass):
-                out.add(VInst(v.qual, exact=False))
-            elif isinstance(v, VExt):
-                out.add(VExt(v.name + "()"))
-        return frozenset(out)
-
     # -- attributes ------------------------------------------------------------------------
     def _eval_Attribute(self, node: ast.Attribute, scope: Scope, tags: set[str]) -> FrozenSet[Value]:
         return self.attribute(self.eval(node.value, scope, tags), node.attr, tags)
@@ -383,118 +328,6 @@ class Evaluator:
             return frozenset({VExt(f"builtins.function.{attr}")})
         return frozenset({VExt(f"<object>.{attr}")})
 
-    # -- containers ------------------------------------------------------------------------
-    def iterate(self, values: FrozenSet[Value], tags: set[str]) -> FrozenSet[Value]:
-        out: set[Value] = set()
-        for v in values:
-            if isinstance(v, VSeq):
-                tags.add("container")
-                out |= v.elems if v.kind != "dict" or v.keys is None else {VConst(k) for k, _ in v.keys}
-            elif isinstance(v, VUnknown):
-                out.add(v)
-            elif isinstance(v, VInst):
-                out |= self.calls.dunder(v, "__iter__", tags, iterate=True)
-            else:
-                out.add(VExt("<element>"))
-        return frozenset(out)
-
-    def unpack(self, values: FrozenSet[Value], path: tuple, tags: set[str]) -> FrozenSet[Value]:
-        for step in path:
-            nxt: set[Value] = set()
-            for v in values:
-                if isinstance(v, VSeq):
-                    tags.add("container")
-                    if step != "*" and v.items is not None and step < len(v.items):
-                        nxt |= v.items[step]
-                    elif step == "*":
-                        nxt.add(VSeq(v.elems, "list"))
-                    else:
-                        nxt |= v.elems
-                elif isinstance(v, VUnknown):
-                    nxt.add(v)
-                else:
-                    nxt.add(VExt("<unpacked>"))
-            values = frozenset(nxt)
-        return values
-
-    def _eval_Subscript(self, node: ast.Subscript, scope: Scope, tags: set[str]) -> FrozenSet[Value]:
-        base = self.eval(node.value, scope, tags)
-        out: set[Value] = set()
-        for v in base:
-            if isinstance(v, VSeq):
-                tags.add("container")
-                if isinstance(node.slice, ast.Slice):
-                    out.add(_sliced(v, node.slice))
-                elif v.keys is not None and isinstance(node.slice, ast.Constant):
-                    out |= dict(v.keys).get(node.slice.value, v.elems)
-                elif v.items is not None and isinstance(node.slice, ast.Constant) and type(node.slice.value) is int:
-                    i = node.slice.value
-                    out |= v.items[i] if -len(v.items) <= i < len(v.items) else v.elems
-                else:
-                    out |= v.elems
-            elif isinstance(v, VUnknown):
-                out.add(v)
-            elif isinstance(v, VInst):
-                out |= self.calls.dunder(v, "__getitem__", tags)
-            elif isinstance(v, VClass):
-                out.add(v)  # Generic[T] and friends
-            else:
-                out.add(VExt("<item>"))
-        return frozenset(out)
-
-    def _eval_List(self, node, scope, tags):
-        return self._seq([self.eval(e, scope, tags) if not isinstance(e, ast.Starred) else self.iterate(self.eval(e.value, scope, tags), tags) for e in node.elts], "list", node, scope, tags)
-
-    def _eval_Tuple(self, node, scope, tags):
-        return self._seq([self.eval(e, scope, tags) if not isinstance(e, ast.Starred) else self.iterate(self.eval(e.value, scope, tags), tags) for e in node.elts], "tuple", node, scope, tags)
-
-    def _eval_Set(self, node, scope, tags):
-        # a set keeps no positions: its iteration order is not its source order
-        seq = next(iter(self._eval_List(node, scope, tags)))
-        return frozenset({VSeq(seq.elems, "set")})
-
-    def _seq(self, items, kind, node, scope, tags):
-        starred = any(isinstance(e, ast.Starred) for e in node.elts)
-        elems = frozenset().union(*items) if items else EMPTY
-        return frozenset({VSeq(cap(elems), kind, None if starred else tuple(cap(i) for i in items))})
-
-    def _eval_Dict(self, node: ast.Dict, scope, tags):
-        keys, elems = [], set()
-        exact = True
-        for k, val in zip(node.keys, node.values):
-            vv = self.eval(val, scope, tags)
-            if k is None:
-                exact = False
-                for m in vv:
-                    if isinstance(m, VSeq):
-                        elems |= m.elems
-                continue
-            elems |= vv
-            if isinstance(k, ast.Constant) and k.value is not ...:  # `{1: f, "1": g}`: two keys
-                keys.append((k.value, cap(vv)))
-            else:
-                exact = False
-        if exact:  # a repeated key keeps its last value, as at run time
-            table = dict(keys)
-            return frozenset({VSeq(cap(frozenset().union(*table.values())), "dict", None, tuple(table.items()))})
-        return frozenset({VSeq(cap(frozenset(elems)), "dict", None, None)})
-
-    def _comp(self, node, scope, tags, kind):
-        elt = node.elt if not isinstance(node, ast.DictComp) else node.value
-        return frozenset({VSeq(cap(self.eval(elt, scope, tags)), kind)})
-
-    def _eval_ListComp(self, node, scope, tags):
-        return self._comp(node, scope, tags, "list")
-
-    def _eval_SetComp(self, node, scope, tags):
-        return self._comp(node, scope, tags, "set")
-
-    def _eval_GeneratorExp(self, node, scope, tags):
-        return self._comp(node, scope, tags, "generator")
-
-    def _eval_DictComp(self, node, scope, tags):
-        return self._comp(node, scope, tags, "dict")
-
     # -- the rest --------------------------------------------------------------------------
     def _eval_Call(self, node: ast.Call, scope: Scope, tags: set[str]) -> FrozenSet[Value]:
         return self.calls.result(node, scope, tags)
@@ -520,21 +353,9 @@ class Evaluator:
     def _eval_Await(self, node: ast.Await, scope, tags):
         return self.eval(node.value, scope, tags)
 
-    def _eval_Starred(self, node: ast.Starred, scope, tags):
-        return self.iterate(self.eval(node.value, scope, tags), tags)
-
     def _eval_Lambda(self, node: ast.Lambda, scope: Scope, tags):
         fn = self.p.lambda_info(node, scope.fn, scope.mod)
         return frozenset({VFunc(fn.qual, None, scope.ctx if scope.fn is not None else None)})
-
-    def _eval_BinOp(self, node: ast.BinOp, scope, tags):
-        left = self.eval(node.left, scope, tags)
-        if isinstance(node.op, ast.Add):
-            right = self.eval(node.right, scope, tags)
-            seqs = [v for v in left | right if isinstance(v, VSeq)]
-            if seqs:  # list concatenation keeps the layers of both sides
-                return frozenset({VSeq(cap(frozenset().union(*(s.elems for s in seqs))), "list")})
-        return frozenset({VExt("<operator result>")})
 
     def _eval_UnaryOp(self, node, scope, tags):
         return frozenset({VExt("<operator result>")})
@@ -567,15 +388,6 @@ def _dotted_text(node: ast.AST) -> str | None:
     return ".".join(reversed(parts))
 
 
-def _sliced(v: VSeq, s: ast.Slice) -> VSeq:
-    """`xs[1:3]`: with literal bounds (or none) and known positions, the positions kept."""
-    kind = v.kind if v.kind != "tuple" else "list"
-    bounds = [None if b is None else b.value if isinstance(b, ast.Constant) else ... for b in (s.lower, s.upper, s.step)]
-    known = all(b is None or type(b) is int for b in bounds) and (bounds[2] or 1) != 0
-    if v.items is None or not known:
-        return VSeq(v.elems, kind)
-    items = v.items[slice(*bounds)]
-    return VSeq(frozenset().union(*items) if items else EMPTY, kind, items)
 
 
 __all__ = ["Evaluator", "Scope"]

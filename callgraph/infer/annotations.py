@@ -1,0 +1,78 @@
+"""The evaluator's parameters without an argument: defaults and annotations.
+
+A parameter no call site binds (an entry point's, a widened context's) is typed from what the
+source says about it: `self`/`cls` of a method, its default value, and its annotation (`X`,
+`Optional[X]`, `Union[X, Y]`, `X | Y`, `"X"`); an annotation names instances of a base type,
+which calls dispatch on by class hierarchy. A mixin of `Evaluator`.
+"""
+from __future__ import annotations
+
+import ast
+from typing import FrozenSet
+
+from ..index.scopes import FuncInfo, first_param
+from ..semantics.protocol import Scope
+from ..values import EMPTY, NONE, Ctx, Value, VClass, VConst, VExt, VInst, VSeq, VUnknown, memoised, unknown
+
+
+class Annotations:
+    def unbound_param(self, fn: FuncInfo, name: str, ctx: Ctx | None, tags: set[str]) -> FrozenSet[Value]:
+        """A parameter with no argument bound in context `ctx`: its default and annotation."""
+        if fn.cls is not None and name == first_param(fn) and fn.kind != "staticmethod":
+            if fn.kind == "classmethod":
+                return frozenset({VClass(fn.cls.qual)})
+            return frozenset({VInst(fn.cls.qual, exact=False)})
+        # the same in every context of fn but for the enclosing function's (defaults are
+        # evaluated there): every read of an unbound parameter asks again
+        closure = ctx.closure if ctx else None
+        return memoised(self._name_table(closure), (("param", fn.qual, name), closure), tags,
+                        lambda ptags: self._param_default(fn, name, closure, ptags))
+
+    def _param_default(self, fn: FuncInfo, name: str, closure: Ctx | None, tags: set[str]) -> FrozenSet[Value]:
+        a = fn.node.args
+        if a.vararg and a.vararg.arg == name:
+            return frozenset({VSeq(unknown(f"*{name} of {fn.qual}"), "tuple")})
+        if a.kwarg and a.kwarg.arg == name:
+            return frozenset({VSeq(unknown(f"**{name} of {fn.qual}"), "dict")})
+        out: set[Value] = set()
+        positional = a.posonlyargs + a.args
+        defaults = dict(zip([p.arg for p in positional[len(positional) - len(a.defaults):]], a.defaults))
+        defaults.update({p.arg: d for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None})
+        outer = Scope(fn.module, fn.parent, closure)
+        if name in defaults:
+            out |= self.eval(defaults[name], outer, tags)
+        ann = next((p.annotation for p in positional + a.kwonlyargs if p.arg == name), None)
+        if ann is not None:
+            out |= self.annotation(ann, outer)
+        if not out or (ann is None and all(isinstance(v, VConst) for v in out)):
+            out.add(VUnknown(f"parameter '{name}' of {fn.qual} has no argument bound on this path"))
+        return frozenset(out)
+
+    def annotation(self, ann: ast.AST, scope: Scope) -> FrozenSet[Value]:
+        """Instances an annotation describes: `X`, `Optional[X]`, `Union[X, Y]`, `X | Y`, "X"."""
+        if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
+            try:
+                ann = ast.parse(ann.value, mode="eval").body
+            except SyntaxError:
+                return EMPTY
+        if isinstance(ann, ast.BinOp) and isinstance(ann.op, ast.BitOr):
+            return self.annotation(ann.left, scope) | self.annotation(ann.right, scope)
+        if isinstance(ann, ast.Subscript):
+            head = self.eval(ann.value, scope, set())
+            names = {v.name for v in head if isinstance(v, VExt)}
+            if names & {"typing.Optional", "typing.Union"}:
+                inner = ann.slice.elts if isinstance(ann.slice, ast.Tuple) else [ann.slice]
+                out: set[Value] = set()
+                for elt in inner:
+                    out |= self.annotation(elt, scope)
+                return frozenset(out)
+            return EMPTY
+        if isinstance(ann, ast.Constant) and ann.value is None:
+            return frozenset({NONE})
+        out = set()
+        for v in self.eval(ann, scope, set()):
+            if isinstance(v, VClass):
+                out.add(VInst(v.qual, exact=False))
+            elif isinstance(v, VExt):
+                out.add(VExt(v.name + "()"))
+        return frozenset(out)
