@@ -17,7 +17,7 @@ from .cache import Cache, key_of, sha1_bytes
 from .errors import BindingError, RootError
 from .explore import Explorer, graph_view
 from .gcpause import collector_paused
-from .index.lookup import Resolved, resolve
+from .lookup import Resolved, resolve
 from .index.project import Project
 from .jedi_oracle import JediOracle
 from .infer.evaluator import Evaluator

@@ -15,7 +15,7 @@ import networkx as nx
 
 from . import __version__
 from .explore import Exploration, Explorer, Step, UnresolvedSite
-from .index.lookup import Resolved
+from .lookup import Resolved
 from .index.scopes import first_param
 from .semantics.binding import self_context
 from .values import Ctx, VInst

@@ -1,7 +1,8 @@
 """Query names → definitions.
 
 A query name may be a class (meaning its `forward`, own or inherited), `Class.method`, a
-function, a dotted suffix or a full qualified name. Finding a short name must not parse the
+function, a dotted suffix or a full qualified name. What a name means is the query's business,
+not the index's: this sits above the index and the resolver, whose MRO it asks. Finding a short name must not parse the
 whole tree: a regex over the source finds the few files that define it, and only those are
 parsed.
 """
@@ -11,8 +12,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import AmbiguousName, NameNotFound
-from .project import Project
+from .errors import AmbiguousName, NameNotFound
+from .index.project import Project
 
 MAX_CANDIDATES_SHOWN = 12
 
