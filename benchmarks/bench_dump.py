@@ -272,7 +272,7 @@ def main(argv=None) -> int:
         xd = f"{r['gb_s'] * 1e9 / disk:.2f}" if r["bytes"] and r["mode"] != "ours-null" else "-"
         c = r["check"]
         ok = "-" if c is None else (
-            f"{c['samples']} samples, worst rel. error {c['worst']:.1e}"
+            f"{c['samples']} samples, worst row error {c['worst']:.1e}"
             + (f": **WRONG** ({len(c['problems'])})" if c["problems"] else ""))
         print(f"| {r['mode']} | {r['tok_s']:,.0f} | {ratio} | {r['tok_s_e2e']:,.0f} | {ratio_e} | {gbs} "
               f"| {xd} | {ok} |")

@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
 # What the docs' GPU figures come from, in one go on one GPU machine (torch + transformers there):
 # the GPU tests, the dump benchmark, and the command itself on mixed-length data with --max-tokens.
-#   bash benchmarks/run_gpu.sh OUT_DIR
+#   bash benchmarks/run_gpu.sh OUT_DIR        (TESTS=0 skips the tests; BENCH_ARGS adds to the benchmark's)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-/tmp/cg-gpu}; mkdir -p "$out"
 export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 python3 -c 'import torch, transformers; print("torch", torch.__version__, "transformers", transformers.__version__)'
-python3 -m pytest -q -p no:cacheprovider tests/hooks/test_hooks_gpu.py tests/hooks/test_hooks_exact.py \
-    -k "cuda or gpu or mover" 2>&1 | tail -4 | tee "$out/tests.log"
-python3 benchmarks/bench_dump.py --json "$out/bench.json" --out /tmp/cgbench 2>&1 | tee "$out/bench.log"
+if [ "${TESTS:-1}" != 0 ]; then
+  python3 -m pytest -q -p no:cacheprovider tests/hooks/test_hooks_gpu.py tests/hooks/test_hooks_exact.py \
+      -k "cuda or gpu or mover" 2>&1 | tail -4 | tee "$out/tests.log"
+fi
+python3 benchmarks/bench_dump.py --json "$out/bench.json" --out /tmp/cgbench ${BENCH_ARGS:-} 2>&1 | tee "$out/bench.log"
 # the command: an 8B-shaped random-init Llama, 256 samples of 512-2048 tokens, token-budget batches
 python3 - <<'PY'
 import json, random
@@ -25,8 +27,6 @@ with open("/tmp/cg-mixed.jsonl", "w") as f:
 PY
 for fmt in safetensors specforge; do
   rm -rf "/tmp/cg-cmd-$fmt"
-  start=$(date +%s.%N)
   python3 -m callgraph.cli dump --model /tmp/cg-m8b --random-init --data /tmp/cg-mixed.jsonl \
       --out "/tmp/cg-cmd-$fmt" --format "$fmt" --max-tokens 16384 --check 8 2>&1 | grep -v '|' | tee -a "$out/cmd.log"
-  echo "$fmt: command wall $(echo "$(date +%s.%N) - $start" | bc) s (model build included)" | tee -a "$out/cmd.log"
 done

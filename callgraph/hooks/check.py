@@ -6,9 +6,12 @@ disk at random (seeded, so a failure can be replayed), runs each alone through t
 (a batch of one: no padding, no neighbour to be confused with) with plain forward hooks at the
 layer and norm paths the manifest names, and compares with what the format wrote.
 
-The error is measured relative to the sample's largest magnitude, so one tolerance serves small
-and large models: a batched, padded forward and a one-sample forward agree to about 1e-6 in
-float32 and to a few 1e-3 in bfloat16, while a wrong sample is off by the order of 1.
+The error is measured row by row (token by token): the L2 distance of a written row from the
+recomputed one, relative to the recomputed row's norm, and the worst row counts. A row of another
+sample is off by about 1.4 (two unrelated vectors of like norm), however few such rows there are;
+a padded batch and a one-sample forward differ by ~1e-6 in float32 and, in bfloat16 on an 8B
+random-init Llama on an H200 (masked and unmasked attention kernels), by up to ~0.05 at the
+single largest element, which is why the error is not taken elementwise.
 """
 from __future__ import annotations
 
@@ -25,8 +28,8 @@ from . import adapters
 from .formats import get_format
 from .manifest import MANIFEST
 
-# Largest error allowed, relative to the largest magnitude in the sample's reference states.
-TOLERANCE = {"float32": 1e-4, "float16": 3e-2, "bfloat16": 3e-2}
+# Largest row error allowed (L2 of the difference over L2 of the recomputed row).
+TOLERANCE = {"float32": 1e-4, "float16": 0.25, "bfloat16": 0.25}
 
 
 class DumpCheckFailed(CallgraphError):
@@ -38,21 +41,24 @@ class DumpCheckFailed(CallgraphError):
 @dataclass
 class CheckReport:
     checked: list[int] = field(default_factory=list)
-    worst: float = 0.0            # the largest relative error seen
+    worst: float = 0.0            # the largest row error seen
     worst_id: int | None = None
     tolerance: float = 0.0
     problems: list[str] = field(default_factory=list)
 
     def summary(self) -> str:
-        head = (f"checked {len(self.checked)} samples against one-sample forwards: worst relative "
+        head = (f"checked {len(self.checked)} samples against one-sample forwards: worst row "
                 f"error {self.worst:.2e}" + (f" (sample {self.worst_id})" if self.worst_id is not None
                                              else "") + f", tolerance {self.tolerance:g}")
         return head + (f"; {len(self.problems)} wrong" if self.problems else "; all match")
 
 
 def _relative(got: torch.Tensor, want: torch.Tensor) -> float:
-    scale = want.abs().max().item() or 1.0
-    return (got.float() - want).abs().max().item() / scale
+    """The worst row's L2 error relative to its recomputed row's L2 norm (NaN counts as wrong)."""
+    diff = torch.linalg.vector_norm(got.float() - want, dim=-1)
+    norm = torch.linalg.vector_norm(want, dim=-1).clamp_min(1e-12)
+    err = diff / norm
+    return float("inf") if bool(torch.isnan(err).any()) else err.max().item()
 
 
 def check_dump(model: torch.nn.Module, out_dir: Path, count: int, seed: int = 0,
@@ -70,7 +76,7 @@ def check_dump(model: torch.nn.Module, out_dir: Path, count: int, seed: int = 0,
         raise CallgraphError(f"{out_dir / MANIFEST}: cannot read the dump's manifest ({exc})") from None
     fmt = get_format(manifest["format"])(out_dir)
     on_disk = sorted(fmt.done_ids())
-    report = CheckReport(tolerance=TOLERANCE.get(manifest.get("dtype"), 3e-2))
+    report = CheckReport(tolerance=TOLERANCE.get(manifest.get("dtype"), 0.25))
     pick = sorted(random.Random(seed).sample(on_disk, min(count, len(on_disk))))
     if not pick:
         return report
@@ -125,5 +131,5 @@ def _check_one(model, record, sid, paths, seen, device, tokens, kwargs, report) 
     if err >= report.worst:
         report.worst, report.worst_id = err, sid
     if not err <= report.tolerance:   # NaN counts as wrong
-        report.problems.append(f"sample {sid}: relative error {err:.2e} against its own forward "
+        report.problems.append(f"sample {sid}: row error {err:.2e} against its own forward "
                                f"(tolerance {report.tolerance:g})")

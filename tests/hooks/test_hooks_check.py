@@ -30,7 +30,7 @@ def test_swapped_states_are_named(tmp_path):
     a["aux_hidden_state"][:, :n] = b["aux_hidden_state"][:, :n]   # sample 3's rows in sample 2
     torch.save(a, sample_path(tmp_path, 2))
     report = check_dump(model, tmp_path, 100)
-    assert len(report.problems) == 1 and report.problems[0].startswith("sample 2: relative error")
+    assert len(report.problems) == 1 and report.problems[0].startswith("sample 2: row error")
     assert report.worst_id == 2 and report.worst > 0.1
 
 
@@ -59,4 +59,18 @@ def test_cli_check_exit_codes(tmp_path, capsys):
     torch.save(d, sample_path(tmp_path / "out", 0))
     assert main(argv[:-1] + ["12"]) == 1          # nothing left to dump: only the check runs
     err = capsys.readouterr().err
-    assert "check: sample 0: relative error" in err and "1 wrong" in err
+    assert "check: sample 0: row error" in err and "1 wrong" in err
+
+
+def test_one_wrong_row_is_caught_in_bf16(tmp_path):
+    model = tiny.llama().to(torch.bfloat16)
+    tiny.dump(model, ROWS, tmp_path, format="specforge", batch_size=4)
+    clean = check_dump(model, tmp_path, 100)
+    assert not clean.problems and clean.tolerance == 0.25
+    a = torch.load(sample_path(tmp_path, 2), weights_only=True)
+    b = torch.load(sample_path(tmp_path, 3), weights_only=True)
+    a["hidden_state"][0, 2] = b["hidden_state"][0, 0]     # one row of another sample, of many
+    torch.save(a, sample_path(tmp_path, 2))
+    report = check_dump(model, tmp_path, 100)
+    assert [p.split(":")[0] for p in report.problems] == ["sample 2"]
+    assert report.worst > 0.5 > 0.25 > clean.worst
