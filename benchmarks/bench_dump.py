@@ -81,6 +81,29 @@ def disk_bandwidth(folder: Path, total: int, chunk: int = 64 << 20) -> float:
     return written / dt
 
 
+def open_capture(model, args, fmt: str, out: Path):
+    shutil.rmtree(out, ignore_errors=True)
+    return Capture(model, "eagle3", out_dir=out, format=NullFormat(out) if fmt == "null" else fmt,
+                   host_slots=args.host_slots).__enter__()
+
+
+def close_capture(cap) -> float:
+    """Seconds until the last byte is written."""
+    if cap is None:
+        return 0.0
+    t1 = time.perf_counter()
+    cap.__exit__(None, None, None)
+    return time.perf_counter() - t1
+
+
+def check_and_remove(model, args, out: Path, kw) -> dict:
+    """A fast wrong dump must never be reported: recompute samples one at a time, compare."""
+    report = check_dump(model, out, args.check, forward_kwargs=kw)
+    shutil.rmtree(out, ignore_errors=True)
+    return {"samples": len(report.checked), "worst": report.worst,
+            "tolerance": report.tolerance, "problems": report.problems}
+
+
 def run_mode(model, args, mode, batches, out_root: Path):
     device, sid = args.device, [0]
     aux = (1, args.layers // 2 - 1, args.layers - 4)
@@ -97,12 +120,7 @@ def run_mode(model, args, mode, batches, out_root: Path):
 
     cap = None
     if mode.startswith("ours-"):
-        fmt = mode[len("ours-"):]
-        out = out_root / fmt
-        shutil.rmtree(out, ignore_errors=True)
-        cap = Capture(model, "eagle3", out_dir=out,
-                      format=NullFormat(out) if fmt == "null" else fmt,
-                      host_slots=args.host_slots).__enter__()
+        cap = open_capture(model, args, mode[len("ours-"):], out_root / mode[len("ours-"):])
 
     def step(ids_dev, ids_cpu):
         if cap is None:
@@ -126,22 +144,14 @@ def run_mode(model, args, mode, batches, out_root: Path):
             step(ids_dev, ids_cpu)
         sync(device)
         loop = time.perf_counter() - t0
-        drain = 0.0
-        if cap is not None:
-            t1 = time.perf_counter()
-            cap.__exit__(None, None, None)
-            drain = time.perf_counter() - t1
+        drain = close_capture(cap)
     for h in handles:
         h.remove()
     tokens = sum(b[1].numel() for b in batches[args.warmup:])
     written = (cap.stats.bytes - written0) if cap else 0
     checked = None
     if cap is not None and mode != "ours-null":
-        # a fast wrong dump must never be reported: recompute samples one at a time, compare
-        report = check_dump(model, out_root / mode[len("ours-"):], args.check, forward_kwargs=kw)
-        checked = {"samples": len(report.checked), "worst": report.worst,
-                   "tolerance": report.tolerance, "problems": report.problems}
-        shutil.rmtree(out_root / mode[len("ours-"):], ignore_errors=True)
+        checked = check_and_remove(model, args, out_root / mode[len("ours-"):], kw)
     return {"mode": mode, "tokens": tokens, "loop_s": loop, "drain_s": drain,
             "tok_s": tokens / loop, "tok_s_e2e": tokens / (loop + drain),
             "bytes": written, "gb_s": written / (loop + drain) / 1e9, "check": checked}
@@ -159,12 +169,7 @@ def run_mixed(model, args, mode, samples, out_root: Path):
                else plan(summary, None, args.batch * args.seqlen))
     kw = {"use_cache": False, "logits_to_keep": 1}
     fmt = parts[-1] if "ours" in parts else None
-    cap = None
-    if fmt:
-        out = out_root / ("mixed-" + fmt)
-        shutil.rmtree(out, ignore_errors=True)
-        cap = Capture(model, "eagle3", out_dir=out, format=NullFormat(out) if fmt == "null" else fmt,
-                      host_slots=args.host_slots).__enter__()
+    cap = open_capture(model, args, fmt, out_root / ("mixed-" + fmt)) if fmt else None
     by_id = dict(samples)
     with torch.inference_mode():
         model(input_ids=torch.zeros(args.batch, args.seqlen, dtype=torch.long, device=args.device), **kw)
@@ -181,19 +186,12 @@ def run_mixed(model, args, mode, samples, out_root: Path):
                     call()
         sync(args.device)
         loop = time.perf_counter() - t0
-        drain = 0.0
-        if cap is not None:
-            t1 = time.perf_counter()
-            cap.__exit__(None, None, None)
-            drain = time.perf_counter() - t1
+        drain = close_capture(cap)
     tokens = sum(summary.lengths.values())
     padded = sum(len(b) * max(summary.lengths[i] for i in b) for b in batches)
     checked = None
     if fmt and fmt != "null":
-        report = check_dump(model, out_root / ("mixed-" + fmt), args.check, forward_kwargs=kw)
-        checked = {"samples": len(report.checked), "worst": report.worst,
-                   "tolerance": report.tolerance, "problems": report.problems}
-        shutil.rmtree(out_root / ("mixed-" + fmt), ignore_errors=True)
+        checked = check_and_remove(model, args, out_root / ("mixed-" + fmt), kw)
     written = cap.stats.bytes if cap else 0
     return {"mode": mode, "tokens": tokens, "padded_tokens": padded, "batches": len(batches),
             "loop_s": loop, "drain_s": drain, "tok_s": tokens / loop,
