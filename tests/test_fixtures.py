@@ -4,7 +4,9 @@ Adding a case is adding a folder (see fixtures/reach/*/README.md). The schema:
 entry, target, root (relative to fixtures/), args (extra CLI args), verdict, exit_code,
 path (qualnames entry..target), sites (per hop, `path:line` or a list of alternatives), rules (per hop: a rule, a list of
 acceptable rules, or null), attribute_chain, error_contains (str or list, for verdict error),
-stderr_contains (str or list), unresolved_min (least number of unresolved sites named).
+stderr_contains (str or list), unresolved_min (least number of unresolved sites named),
+unresolved_contains (str or list: each must be in one named site's `site expr why`, so an
+"unknown" names the right blocker).
 """
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ from callgraph.cli import main
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 CASES = sorted((FIXTURES / "reach").glob("*/expected.json"))
 KNOWN_KEYS = {"entry", "target", "root", "args", "verdict", "exit_code", "path", "sites", "rules",
-              "attribute_chain", "error_contains", "stderr_contains", "unresolved_min"}
+              "attribute_chain", "error_contains", "stderr_contains", "unresolved_min", "unresolved_contains"}
 
 
 def _as_list(value):
@@ -59,6 +61,9 @@ def check_case(case: dict, code: int, out: str, err: str) -> None:
     if case["verdict"] != "reached":
         assert proof["path"] == []
         assert len(proof.get("unresolved", [])) >= case.get("unresolved_min", 0), proof
+        rows = [f"{u['site']} {u['expr']} {u['why']}" for u in proof.get("unresolved", [])]
+        for text in _as_list(case.get("unresolved_contains", [])):
+            assert any(text in row for row in rows), f"{text!r} names no blocker:\n" + "\n".join(rows)
         return
     hops = proof["path"]
     assert [h["callee"] for h in hops] == case["path"][1:], [h["callee"] for h in hops]
