@@ -306,9 +306,11 @@ def untracked_names(body_nodes) -> set[str]:
     return out
 
 
-def body_reads(body: list, bindings: Callable[[ast.AST], dict], untracked: set[str] | None = None) -> dict:
+def body_reads(body: list, bindings: Callable[[ast.AST], dict], untracked: set[str] | None = None,
+               params: frozenset = frozenset()) -> dict:
     """id(Name node) -> its histories, for the reads of one body that can be told apart.
-    `untracked`: the body's `untracked_names`, where the caller has them from a walk of its own."""
+    `untracked`: the body's `untracked_names`, where the caller has them from a walk of its own.
+    `params`: parameters the body rebinds, bound on entry to their argument (a head of None)."""
     flow = Flow(bindings, untracked_names(body) if untracked is None else untracked)
-    flow.block(body, {})
+    flow.block(body, {p: frozenset({(None, ())}) for p in params if p not in flow.untracked})
     return {k: v for k, v in flow.reads.items() if v != TOP}

@@ -89,7 +89,9 @@ class FuncInfo:
         local = self.locals().get(name)
         found = None
         if local and not any(b.kind == "global" for b in local) and not all(b.kind == "item" for b in local):
-            found = (local, len(local) > 1 or local[0].kind == "item")
+            # a parameter rebound in the body keeps its argument on the paths that skip the
+            # rebinding (`if cls is None: cls = default`): statement order tells them apart
+            found = (local, len(local) > 1 or local[0].kind == "item" or name in self.param_names())
         reads[name] = found
         return found
 
@@ -103,7 +105,8 @@ class FuncInfo:
                 if self._made is None:
                     self._scan()
                 made = self._made or {}
-                self._reads = body_reads(self.node.body, lambda stmt: made.get(id(stmt), {}), self._untracked)
+                rebound = frozenset(p for p in self.param_names() if p in self._locals)
+                self._reads = body_reads(self.node.body, lambda stmt: made.get(id(stmt), {}), self._untracked, rebound)
                 self._made = None  # only the flow walk reads it
         return self._reads.get(id(node))
 
@@ -166,7 +169,8 @@ class FuncInfo:
             self._locals = table
         # kept for reaching() only where statement order can matter (a name bound twice or
         # stored into): the flow walk is not needed elsewhere, and the tables would double locals
-        ordered = any(len(bs) > 1 or bs[0].kind == "item" for bs in self._locals.values())
+        params = self.param_names()
+        ordered = any(len(bs) > 1 or bs[0].kind == "item" or name in params for name, bs in self._locals.items())
         self._made = made if self._reads is None and ordered else None
 
     def calls(self) -> list[ast.Call]:

@@ -166,14 +166,18 @@ class Evaluator(Sequences, Annotations):
         given) sees the bindings that reach it in statement order; other reads see them all."""
         fn, ctx = scope.fn, scope.ctx
         while fn is not None:
+            found = fn.local_read(name)
             if name in fn.param_names():
                 bound = ctx.get(name) if ctx is not None else None
                 if bound is not None:
                     if name != first_param(fn) or fn.cls is None:
                         tags.add("param-binding")
+                else:
+                    bound = self.unbound_param(fn, name, ctx, tags)
+                if found is None:
                     return bound
-                return self.unbound_param(fn, name, ctx, tags)
-            found = fn.local_read(name)
+                # rebound in the body: the argument where no rebinding reached the read
+                return self._rebound_param(fn, name, bound, found[0], scope, ctx, tags, node)
             if found is not None:
                 local, ordered = found
                 same = fn is scope.fn and ctx is scope.ctx and scope.cls is None
@@ -189,6 +193,23 @@ class Evaluator(Sequences, Annotations):
         if scope.cls is not None and name in scope.cls.attrs:
             return self.bindings(scope.cls.attrs[name], Scope(scope.mod, cls=scope.cls), tags, ("cls", scope.cls.qual, name))
         return self.global_name(scope.mod, name, tags)
+
+    def _rebound_param(self, fn: FuncInfo, name: str, arg: FrozenSet[Value], local: list, scope: Scope,
+                       ctx: Ctx | None, tags: set[str], node: ast.Name | None) -> FrozenSet[Value]:
+        """A parameter the body rebinds (`if model_class is None: model_class = ...`): the
+        rebinding's values where it reaches the read, the argument's where none does."""
+        same = fn is scope.fn and ctx is scope.ctx and scope.cls is None
+        fscope = scope if same else Scope(fn.module, fn, ctx)
+        hists = fn.reaching(node) if node is not None and fn is scope.fn else None
+        if hists is None:  # order not followed here: the argument and every rebinding
+            return arg | self._bindings(local, fscope, tags, ("local", fn.qual, name, ctx))
+        out: set[Value] = set()
+        if any(head is None for head, _ in hists):
+            out |= arg
+        bound = frozenset(h for h in hists if h[0] is not None)
+        if bound:
+            out |= self._histories(bound, fscope, tags, ("flow", fn.qual, name, bound))
+        return frozenset(out)
 
     def global_name(self, mod: ModuleInfo, name: str, tags: set[str], _seen: frozenset = frozenset()) -> FrozenSet[Value]:
         if name in mod.globals:
