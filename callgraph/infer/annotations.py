@@ -2,8 +2,9 @@
 
 A parameter no call site binds (an entry point's, a widened context's) is typed from what the
 source says about it: `self`/`cls` of a method, its default value, and its annotation (`X`,
-`Optional[X]`, `Union[X, Y]`, `X | Y`, `"X"`); an annotation names instances of a base type,
-which calls dispatch on by class hierarchy. A mixin of `Evaluator`.
+`Optional[X]`, `Union[X, Y]`, `X | Y`, `"X"`, `list[X]`); an annotation names instances of a
+base type, which calls dispatch on by class hierarchy, and an outside class named by one may
+be any subclass (semantics/open_values.py). A mixin of `Evaluator`.
 """
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import ast
 from typing import FrozenSet
 
 from ..index.scopes import FuncInfo, first_param
+from ..semantics import open_values
 from ..semantics.protocol import Scope
 from ..values import EMPTY, NONE, Ctx, Value, VClass, VConst, VExt, VInst, VSeq, VUnknown, memoised, unknown
 
@@ -49,24 +51,19 @@ class Annotations:
         return frozenset(out)
 
     def annotation(self, ann: ast.AST, scope: Scope) -> FrozenSet[Value]:
-        """Instances an annotation describes: `X`, `Optional[X]`, `Union[X, Y]`, `X | Y`, "X"."""
+        """Instances an annotation describes: `X`, `Optional[X]`, `Union[X, Y]`, `X | Y`, "X",
+        `list[X]`, `dict[K, X]`, `Annotated[X, ...]`. A class from outside the tree names a base
+        (`nn.Module`: any subclass, the tree's own included) and so does `type[X]`; what is not
+        read is unknown, never nothing (`Callable[...] | None` is not only None)."""
         if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
             try:
                 ann = ast.parse(ann.value, mode="eval").body
             except SyntaxError:
-                return EMPTY
+                return unknown(f"annotation {ann.value!r} not read")
         if isinstance(ann, ast.BinOp) and isinstance(ann.op, ast.BitOr):
             return self.annotation(ann.left, scope) | self.annotation(ann.right, scope)
         if isinstance(ann, ast.Subscript):
-            head = self.eval(ann.value, scope, set())
-            names = {v.name for v in head if isinstance(v, VExt)}
-            if names & {"typing.Optional", "typing.Union"}:
-                inner = ann.slice.elts if isinstance(ann.slice, ast.Tuple) else [ann.slice]
-                out: set[Value] = set()
-                for elt in inner:
-                    out |= self.annotation(elt, scope)
-                return frozenset(out)
-            return EMPTY
+            return self._generic_annotation(ann, scope)
         if isinstance(ann, ast.Constant) and ann.value is None:
             return frozenset({NONE})
         out = set()
@@ -74,5 +71,44 @@ class Annotations:
             if isinstance(v, VClass):
                 out.add(VInst(v.qual, exact=False))
             elif isinstance(v, VExt):
-                out.add(VExt(v.name + "()"))
-        return frozenset(out)
+                out.add(open_values.annotated(v.name))
+            elif isinstance(v, VUnknown):
+                out.add(v)
+        return frozenset(out) or unknown(f"annotation {_dotted_text(ann) or type(ann).__name__} not read")
+
+    def _generic_annotation(self, ann: ast.Subscript, scope: Scope) -> FrozenSet[Value]:
+        head = self.eval(ann.value, scope, set())
+        names = {v.name for v in head if isinstance(v, VExt)}
+        inner = ann.slice.elts if isinstance(ann.slice, ast.Tuple) else [ann.slice]
+        if names & {"typing.Optional", "typing.Union"}:
+            out: set[Value] = set()
+            for elt in inner:
+                out |= self.annotation(elt, scope)
+            return frozenset(out)
+        if names & open_values.WRAPPING_ANNOTATIONS:
+            return self.annotation(inner[0], scope)
+        if names & open_values.LITERAL_ANNOTATIONS:
+            return frozenset({NONE})
+        if names & open_values.SEQUENCE_ANNOTATIONS or names & open_values.MAPPING_ANNOTATIONS:
+            kind = "dict" if names & open_values.MAPPING_ANNOTATIONS else "list"
+            elts = [e for e in (inner[-1:] if kind == "dict" else inner) if not (isinstance(e, ast.Constant) and e.value is ...)]
+            elems: set[Value] = set()
+            for elt in elts:
+                elems |= self.annotation(elt, scope)
+            return frozenset({VSeq(frozenset(elems), kind)})
+        classes = [v for v in head if isinstance(v, VClass)]
+        if classes and len(classes) == len(head):  # an in-tree generic class: `Registry[T]`
+            return frozenset(VInst(c.qual, exact=False) for c in classes)
+        text = _dotted_text(ann.value) or "a generic"
+        return unknown(f"{text}[...] known only by an annotation: not read")
+
+
+def _dotted_text(node: ast.AST) -> str | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))

@@ -12,6 +12,7 @@ from typing import FrozenSet
 
 from .. import semantics
 from ..index.scopes import FuncInfo
+from ..semantics import open_values
 from ..semantics.binding import CallArgs, bind
 from ..semantics.constructor import construct
 from ..semantics.protocol import Inference, Scope
@@ -61,6 +62,12 @@ class CallModel:
         results: set[Value] = set()
         for v in ordered(callee) if len(callee) > 1 else callee:  # in one order, run to run
             results |= self.call_value(v, args, node, scope, d, tags)
+        if callee and all(isinstance(v, VConst) for v in callee):
+            # only None or literals inferred, yet called: the callable is set where the tree's
+            # code was not read (from outside the class?), not an inert external
+            lit = open_values.only_literals()
+            d.unresolved.append(lit.why)
+            results.add(lit)
         d.results = frozenset(results)
         d.tags = frozenset(tags)
         self._memo[key] = d
@@ -125,12 +132,16 @@ class CallModel:
                     if found is not None:
                         return found
         if cls is VExt:
+            why = open_values.opaque_call(v.name)
+            if why is not None:  # an outside factory's result called: any module may be there
+                d.unresolved.append(why)
+                return frozenset({VUnknown(why)})
             return frozenset({VExt(v.name + "()")})
         if cls is VUnknown:
             d.unresolved.append(v.why)
             return frozenset({v})
-        if cls is VSuper:
-            return EMPTY
+        if cls is VSuper or cls is VConst:
+            return EMPTY  # calling a literal or a super object raises: no value
         return frozenset({VExt("<call result>")})
 
     def invoke(self, fn: FuncInfo, self_val: Value | None, args: CallArgs, closure: Ctx | None, rule: str,

@@ -12,6 +12,7 @@ import ast
 from typing import FrozenSet
 
 from ..index.scopes import ClassInfo, FuncInfo, first_param
+from ..semantics import open_values
 from ..semantics.protocol import Inference, Scope
 from ..values import Ctx, Value, VClass, VExt, VFunc, VInst, VSuper, VUnknown, memoised, ordered, unknown
 
@@ -236,6 +237,9 @@ class ClassModel:
             unk = self.unknown_bases(v.qual)
             if unk:
                 out.add(VUnknown(f"{_short(v.qual)}.{attr}: base not resolved ({unk[0]})"))
+            elif ext and all(b in MODULE_BASES for b in ext) and open_values.module_attribute(v.qual, attr):
+                # not torch.nn.Module's own, and never assigned by the class's code
+                out.add(open_values.module_attribute(v.qual, attr))
             elif ext:
                 out.add(VExt(f"{ext[0]}.{attr}"))
             else:

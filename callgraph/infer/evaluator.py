@@ -15,7 +15,7 @@ from typing import Callable, FrozenSet, Iterable
 
 from ..index.project import Project
 from ..index.scopes import MODULE_CODE, Binding, FuncInfo, ModuleInfo, first_param
-from ..semantics import contextmanager, decorators
+from ..semantics import contextmanager, decorators, open_values
 from ..semantics.builtins_model import builtin_lacks
 from ..semantics.protocol import Scope
 from ..values import (EMPTY, NONE, Ctx, Value, VClass, VConst, VExt, VFunc, VInst, VModule, VSeq, VSeqMethod, VSuper, VUnknown,
@@ -202,7 +202,7 @@ class Evaluator(Sequences, Annotations):
         fscope = scope if same else Scope(fn.module, fn, ctx)
         hists = fn.reaching(node) if node is not None and fn is scope.fn else None
         if hists is None:  # order not followed here: the argument and every rebinding
-            return arg | self._bindings(local, fscope, tags, ("local", fn.qual, name, ctx))
+            return arg | self.bindings(local, fscope, tags, ("local", fn.qual, name, ctx))
         out: set[Value] = set()
         if any(head is None for head, _ in hists):
             out |= arg
@@ -320,9 +320,8 @@ class Evaluator(Sequences, Annotations):
             out |= self.attribute_of(v, attr, tags)
         if not out and values and all(isinstance(v, VConst) for v in values):
             # only literals, none with the attribute (`self.ws = None` and nothing else seen):
-            # the value it has at run time was not inferred; an unnamed external object keeps
-            # calls on it external (functions passed to them still count as callbacks)
-            return frozenset({VExt(f"<object>.{attr}")})
+            # the value it has at run time was set where the tree was not read
+            return frozenset({open_values.only_literals(attr)})
         return frozenset(out)
 
     def attribute_of(self, v: Value, attr: str, tags: set[str]) -> FrozenSet[Value]:

@@ -101,6 +101,13 @@ def _external_method(name: str) -> bool:
     return "(" in name and external_callee(name) is not None
 
 
+def _external_instance(name: str) -> bool:
+    """`torch.nn.Linear()`: an instance of an outside class made by name keeps its name, since
+    calling it runs that class's code only, where `<external value>` may be anything."""
+    head = name[:-2] if name.endswith("()") else ""
+    return bool(head) and "(" not in head and not head.startswith("<") and head.rsplit(".", 1)[-1][:1].isupper()
+
+
 def _normal(vals: FrozenSet[Value]) -> FrozenSet[Value]:
     """Forget what cannot change a call's resolution, so callers that pass different tensors,
     flags or literals share one context: literals other than strings, the reasons of unknown
@@ -119,7 +126,8 @@ def _normal(vals: FrozenSet[Value]) -> FrozenSet[Value]:
             out.add(_OPAQUE_UNKNOWN)
         elif isinstance(v, VConst) and not isinstance(v.value, str):
             out.add(NONE)
-        elif isinstance(v, VExt) and ("(" in v.name or v.name.startswith("<")) and not _external_method(v.name):
+        elif isinstance(v, VExt) and ("(" in v.name or v.name.startswith("<")) and not _external_method(v.name) \
+                and not _external_instance(v.name):
             out.add(_OPAQUE_EXT)
         else:
             out.add(v)

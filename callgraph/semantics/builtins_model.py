@@ -108,8 +108,11 @@ def _call(ev, v, args, scope, tags):
         return ev.iterate(args.pos[0], tags)
     if name in IDENTITY and args.pos:
         return args.pos[0] if name != "builtins.id" else frozenset({VConst(None)})
-    if name == "typing.cast" and len(args.pos) == 2:
-        return args.pos[1]
+    if name == "typing.cast":  # cast(typ, val): the value, whatever the type says
+        if len(args.pos) == 2:
+            return args.pos[1]
+        if "val" in args.kw:
+            return args.kw["val"]
     return None
 
 
