@@ -5,7 +5,8 @@ lead to the target. Most unresolved calls (`x.view()`, `out.float()`) call metho
 function able to reach the target is named after. We compute, over the whole tree and by names
 alone, which def names can reach the target's name:
 - a call `x.a(...)` may run any def named `a`, or, when some object has an attribute `a`
-  assigned, whatever object it holds (a module: `forward`; a function value);
+  assigned, whatever object it holds (a module: `forward`; a function value); attributes set by
+  computed names (`setattr(self, name, m)`, `self.add_module(name, m)`) may be any name;
 - a call `f(...)` of a local or parameter may run whatever was passed in;
 - a class constructor runs `__init__`.
 A site is relevant when one of its possible callees is in that set. Per-file summaries are
@@ -24,6 +25,8 @@ from .cache import Cache, sha1_bytes
 from .roots import parse_bytes
 
 INSTANCE_CALLEES = ("forward", "__call__")
+# Methods that set an attribute by the name given first (torch.nn.Module's).
+NAMING_STORES = frozenset({"add_module", "register_module"})
 # Files summarised per worker task; the pool is only worth starting for big trees.
 POOL_MIN_FILES = 150
 
@@ -34,8 +37,10 @@ class NameIndex:
     holders: set[str] = field(default_factory=set)     # attribute names ever assigned
     values: set[str] = field(default_factory=set)      # def names used as values (passed, stored)
     classes: set[str] = field(default_factory=set)
+    dynamic_holders: bool = False  # some attribute is set by a computed name: any may hold
 
     def add(self, summary: dict) -> None:
+        self.dynamic_holders = self.dynamic_holders or summary.get("dynamic", False)
         for name, callees, holder in summary["defs"]:
             self.defs.setdefault(name, []).append((frozenset(callees), holder))
         self.holders.update(summary["holders"])
@@ -50,7 +55,8 @@ def summarize_source(data: bytes) -> dict | str:
         return problem or "cannot parse"
     v = _Summarizer()
     v.visit(tree)
-    return {"defs": v.defs, "holders": sorted(v.holders), "values": sorted(v.values), "classes": sorted(v.classes)}
+    return {"defs": v.defs, "holders": sorted(v.holders), "values": sorted(v.values), "classes": sorted(v.classes),
+            "dynamic": v.dynamic}
 
 
 class _Summarizer(ast.NodeVisitor):
@@ -61,6 +67,7 @@ class _Summarizer(ast.NodeVisitor):
         self.holders: set[str] = set()
         self.values: set[str] = set()
         self.classes: set[str] = set()
+        self.dynamic = False
         self.stack: list[dict] = []
 
     def _def(self, node, name: str, body) -> None:
@@ -139,6 +146,8 @@ class _Summarizer(ast.NodeVisitor):
         f = node.func
         frame = self.stack[-1] if self.stack else None
         if isinstance(f, ast.Attribute):
+            if f.attr in NAMING_STORES and node.args:
+                self._named_store(node.args[0])  # nn.Module's add_module(name, module)
             if frame is not None:
                 frame["callees"].add(f.attr)
                 frame["callees"].add("@" + f.attr)  # may also be an object held in attribute f.attr
@@ -146,9 +155,8 @@ class _Summarizer(ast.NodeVisitor):
         elif isinstance(f, ast.Name):
             if frame is not None:
                 frame["bare"].append(f.id)
-            if f.id == "setattr" and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) \
-                    and isinstance(node.args[1].value, str):
-                self.holders.add(node.args[1].value)
+            if f.id == "setattr" and len(node.args) >= 2:
+                self._named_store(node.args[1])
         else:
             if frame is not None:
                 frame["holder"] = True
@@ -157,6 +165,14 @@ class _Summarizer(ast.NodeVisitor):
             self.visit(arg)
         for kw in node.keywords:
             self.visit(kw.value)
+
+
+    def _named_store(self, name: ast.AST) -> None:
+        """An attribute set by name: that name holds a value, or any name does if computed."""
+        if isinstance(name, ast.Constant) and isinstance(name.value, str):
+            self.holders.add(name.value)
+        else:
+            self.dynamic = True
 
 
 def _targets(t: ast.AST):
@@ -251,7 +267,7 @@ class Relevance:
         if isinstance(f, ast.Attribute):
             if f.attr in self.dist:
                 ranks.append(self.dist[f.attr])
-            if hold and f.attr in self.index.holders:
+            if hold and (f.attr in self.index.holders or self.index.dynamic_holders):
                 ranks.append(1 + min(self.dist.get(n, 99) for n in INSTANCE_CALLEES))
         elif isinstance(f, ast.Name) and f.id not in caller_locals:
             if f.id in self.dist:
