@@ -22,7 +22,7 @@ JEDI_MAX_QUERIES = 40
 
 @dataclass(frozen=True)
 class Answer:
-    kind: str   # "function" | "class" | "instance" | "external"
+    kind: str   # "function" | "class" | "instance" | "external" | "open" (outside class or instance)
     qual: str   # in-tree qualified name (function, or class for class/instance)
 
 
@@ -90,7 +90,12 @@ class JediOracle:
         if name.type in ("class", "instance") and full in self.p.classes:
             return Answer(name.type, full)
         if not self.p.analysed(full) and not _under(name.module_path, self.p):
-            return Answer("external", full)  # Jedi found it outside the analysed code
+            if name.type == "function":
+                return Answer("external", full)  # Jedi found it outside the analysed code
+            # A class or instance of outside code: Jedi reads annotations (`-> nn.Module`,
+            # `type[nn.Module]`), which name a base, and the object may be any subclass,
+            # the tree's own included. That settles nothing.
+            return Answer("open", full)
         return None
 
 

@@ -115,7 +115,8 @@ def _ask_oracle(inp: ReachInputs, ex: Exploration, target: Resolved, is_target, 
             answers = oracle.callees(fn.module.path, node)
             if not answers:
                 continue  # Jedi's silence is not an answer: the site stays unresolved
-            ex.oracle_resolved.add(u.site)
+            if all(a.kind != "open" for a in answers):
+                ex.oracle_resolved.add(u.site)  # else an outside base type: still unresolved
             for a in answers:
                 for callee, ctx, via in _jedi_targets(a, classes):
                     c = explorer.add_edge(ex, state, fn, node, callee, ctx, "jedi", via)
@@ -141,9 +142,14 @@ def _jedi_targets(a, classes):
         if init is not None:
             yield init[0].qual, self_context(init[0], VInst(a.qual)), ("constructor",)
     elif a.kind == "instance":
-        m = classes.method(a.qual, "__call__") or classes.method(a.qual, "forward")
-        if m is not None:
-            yield m[0].qual, self_context(m[0], VInst(a.qual)), ("module-call",)
+        # Jedi may have read the class off an annotation: any subclass overriding the call
+        # may be there too (class-hierarchy), as for the index's own annotated receivers
+        names = ("__call__", "forward")
+        for qual in [a.qual] + classes.overriders(a.qual, names):
+            m = classes.method(qual, "__call__") or classes.method(qual, "forward")
+            if m is not None and (qual == a.qual or m[1] == qual):
+                via = ("module-call",) if qual == a.qual else ("module-call", "class-hierarchy")
+                yield m[0].qual, self_context(m[0], VInst(qual)), via
 
 
 def _all_paths(ex: Exploration, start: Ctx, target: str) -> tuple[tuple[Hop, ...], ...]:
