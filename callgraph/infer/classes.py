@@ -232,6 +232,13 @@ class ClassModel:
                 if sfound is not None and sfound[1] == sub:
                     tags.add("class-hierarchy")
                     out |= self._bind_method(sfound[0], VInst(sub, exact=True), sub, tags)
+        if not out and attr == "__call__" and self.is_module(v.qual):
+            # `layer.__call__` (handed to a checkpointing helper, or called) of a module with no
+            # __call__ of its own is nn.Module.__call__, which runs forward
+            fwd = self.method(v.qual, "forward")
+            if fwd is not None:
+                tags.add("module-call")
+                out |= self._bind_method(fwd[0], v, v.qual, tags)
         if not out:
             ext = self.external_bases(v.qual)
             unk = self.unknown_bases(v.qual)
