@@ -2,10 +2,16 @@
 `module.register_forward_hook(fn)`, `executor.submit(fn)`. The external code may call them, so
 each becomes a target with rule `callback`. Introspection builtins (`getattr`, `isinstance`,
 `print`, logging) never call their arguments and are left out.
+
+In-tree modules (and objects with a `__call__`) handed to an outside function or class
+(`checkpoint(self.layer, x)`, `fully_shard(model)`) may be called too: their `__call__`, or a
+module's `forward`, is a callback. Not so for the methods of outside classes or objects
+(`nn.Module.__init__(self)`, `self.add_module(name, m)` register, they do not call) nor for
+modules that only keep or copy what they are given (`weakref`, `copy`, `pickle`).
 """
 from __future__ import annotations
 
-from ..values import VExt, VFunc, VPartial
+from ..values import VExt, VFunc, VInst, VPartial
 from .binding import CallArgs
 from .rule import Call, Outcome, Rule
 
@@ -15,6 +21,8 @@ NEVER_CALL = {
     "super", "iter", "next", "zip", "enumerate", "range", "sorted", "reversed", "min", "max", "sum", "any", "all",
 }
 NEVER_CALL_PREFIXES = ("logging.", "logger.", "warnings.", "inspect.", "typing.", "dataclasses.")
+# Outside modules whose functions keep, copy or describe an object, never calling it.
+KEEPING_PREFIXES = ("weakref.", "copy.", "pickle.", "gc.", "sys.", "json.", "operator.", "abc.", "enum.")
 
 
 class Callbacks(Rule):
@@ -44,6 +52,8 @@ class Callbacks(Rule):
                 fn = functions.get(m.qual)
                 if fn is not None:
                     calls.invoke(fn, m.self_val, CallArgs(), m.closure, self.name, d, returning=False)
+            elif isinstance(m, VInst) and _may_call_instances(call.value.name):
+                _instance_callback(calls, m, d, self.name)
             elif isinstance(m, VPartial):
                 for f in m.func:
                     if isinstance(f, VFunc) and f.qual in functions:
@@ -53,3 +63,21 @@ class Callbacks(Rule):
 
 
 RULE = Callbacks()
+
+
+def _may_call_instances(name: str) -> bool:
+    """Whether the outside callee `name` may call an object handed to it: a function or class by
+    its import name, not a method of an outside class or object (a CapWords part before the last,
+    or a call result) nor a keeping module's function."""
+    if "(" in name or name.startswith("<") or name.startswith(KEEPING_PREFIXES):
+        return False
+    return not any(part[:1].isupper() for part in name.split(".")[:-1])
+
+
+def _instance_callback(calls, m: VInst, d, rule: str) -> None:
+    cm = calls.ev.classes
+    found = cm.method(m.qual, "__call__")
+    if found is None and cm.is_module(m.qual):
+        found = cm.method(m.qual, "forward")
+    if found is not None:
+        calls.invoke(found[0], m, CallArgs(), None, rule, d, returning=False)
