@@ -1,9 +1,13 @@
-"""The issue's acceptance: `reach` on pinned real trees (SGLang 0.5.23, transformers 5.23.0).
+"""The issue's acceptance: `reach` on pinned real trees (SGLang 0.5.23, transformers 5.23.0,
+vLLM 0.33.0).
 
 Each case in real_cases.json names its wheel, the root inside it, the expected verdict and, for
 reached cases, the exact path and call sites, with the upstream line of each hop as evidence.
 Cases marked unreachable are *truly* unreachable (the evidence says what was checked): the
 analysis must never report them reached; unreachable, or unknown naming its blockers, passes.
+Cases marked unknown are reached at run time through something the analysis does not model yet
+(`truth` and the notes say what): the verdict must be unknown, never unreachable, and the
+blockers must name the site that stops it (`unresolved_contains`).
 """
 from __future__ import annotations
 
@@ -21,13 +25,13 @@ CASES = json.loads((Path(__file__).with_name("real_cases.json")).read_text())
 @pytest.mark.real
 @pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
 def test_real_case(case: dict, upstream, analysis_cache, capsys) -> None:
-    tree = upstream(case["wheel"])
+    tree = upstream(case["wheel"])  # sglang==0.5.23, transformers==5.23.0, vllm==0.33.0
     argv = ["reach", case["entry"], case["target"], "--root", str(tree / case["root"])]
     argv += list(case.get("args", [])) + ["--json", "--cache-dir", str(analysis_cache)]
     code = main(argv)
     out, err = capsys.readouterr()
     assert "Traceback" not in err, err
-    if case["verdict"] == "reached":
+    if case["verdict"] in ("reached", "unknown"):
         check_case(case, code, out, err)
         return
     proof = _proof(code, out, err)
