@@ -68,7 +68,9 @@ class Annotations:
             return frozenset({NONE})
         out = set()
         for v in self.eval(ann, scope, set()):
-            if isinstance(v, VClass):
+            if isinstance(v, VClass) and self.classes.is_protocol(v.qual):
+                out.add(open_values.structural(v.qual))  # any class with those methods
+            elif isinstance(v, VClass):
                 out.add(VInst(v.qual, exact=False))
             elif isinstance(v, VExt):
                 out.add(open_values.annotated(v.name))

@@ -23,6 +23,7 @@ CONTAINER_BASES = {"builtins.dict", "builtins.list", "builtins.tuple", "builtins
 CONTAINER_ACCESS = {"__getitem__", "get", "pop", "values", "items", "__iter__", "setdefault"}
 # External bases that add no instance attributes or methods of their own.
 MARKER_BASES = {"builtins.object", "abc.ABC", "typing.Generic", "typing.Protocol", "typing_extensions.Protocol"}
+PROTOCOL_BASES = {"typing.Protocol", "typing_extensions.Protocol"}
 PROPERTY_DECORATORS = ("property", "cached_property", "functools.cached_property", "abc.abstractproperty")
 
 
@@ -96,6 +97,11 @@ class ClassModel:
     def is_container(self, qual: str) -> bool:
         """A subclass of dict/list/...: what it holds is not tracked (its items are unknown)."""
         return any(b in CONTAINER_BASES for b in self.external_bases(qual))
+
+    def is_protocol(self, qual: str) -> bool:
+        """A typing.Protocol (listed among its own bases): matched by structure, not by
+        inheritance, so its in-tree subclasses are not all the classes it may stand for."""
+        return any(isinstance(b, VExt) and b.name in PROTOCOL_BASES for b in self.bases(qual))
 
     def is_module(self, qual: str) -> bool:
         return any(_is_module_base(n) for n in self.external_bases(qual))

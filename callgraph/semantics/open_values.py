@@ -77,6 +77,12 @@ def annotated(name: str) -> Value:
     return VUnknown(f"{_short(name)} known only by an annotation: any subclass may be there, the tree's own included")
 
 
+def structural(qual: str) -> Value:
+    """An instance of the in-tree Protocol `qual`, as an annotation names it: any class with its
+    methods, whether or not it derives from it."""
+    return VUnknown(f"{_short(qual)} is a Protocol: any class with its methods may be there")
+
+
 def opaque_call(name: str) -> str | None:
     """Why calling the outside value `name` may run the tree's code (None: it cannot, as far as
     the value's name tells): the result of an outside function or factory, a marker value, or
