@@ -320,8 +320,9 @@ class Evaluator(Sequences, Annotations):
             out |= self.attribute_of(v, attr, tags)
         if not out and values and all(isinstance(v, VConst) for v in values):
             # only literals, none with the attribute (`self.ws = None` and nothing else seen):
-            # the value it has at run time was set where the tree was not read
-            return frozenset({open_values.only_literals(attr)})
+            # the value it has at run time was not inferred; functions passed to a call on it
+            # still count as callbacks, and the call itself is unresolved (open_values)
+            return frozenset({VExt(f"<object>.{attr}")})
         return frozenset(out)
 
     def attribute_of(self, v: Value, attr: str, tags: set[str]) -> FrozenSet[Value]:

@@ -65,7 +65,8 @@ NN_MODULE_API = frozenset({
 }) | frozenset(dir(object))
 
 # Markers the evaluator gives values it did not follow (an item or element of an outside
-# object, an outside value passed as an argument, ...): what they hold is not known.
+# object, an outside value passed as an argument, ...): what they hold is not known. So is
+# `<object>.x`, an attribute of a value the tree only sets to None or a literal.
 OPAQUE_MARKERS = frozenset({"<external value>", "<item>", "<element>", "<unpacked>", "<expr>",
                             "<operator result>", "<call result>"})
 
@@ -107,6 +108,8 @@ def _opaque(name: str) -> bool:
 
 
 def _why(name: str) -> str:
+    if name.startswith("<object>."):
+        return only_literals(name.split(".", 2)[1]).why
     if name.endswith("()") and not name.startswith("<"):
         return f"the result of {name[:-2]}(...) called: an outside function may return an in-tree module"
     return f"an outside value ({name}) called: it may be an in-tree module"
