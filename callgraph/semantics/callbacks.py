@@ -27,7 +27,9 @@ KEEPING_PREFIXES = ("weakref.", "copy.", "pickle.", "gc.", "sys.", "json.", "ope
 
 class Callbacks(Rule):
     """an in-tree function handed to external code (`checkpoint(fn, x)`,
-    `register_forward_hook(fn)`), which may call it"""
+    `register_forward_hook(fn)`), which may call it; so may an in-tree module or callable object
+    handed to an outside function or class (`checkpoint(self.layer, x)`: its `__call__` or
+    `forward`), not to a method of an outside class or object nor to `weakref`/`copy`/`pickle`"""
 
     name = "callback"
     where = ("semantics/callbacks.py",)
