@@ -4,7 +4,9 @@ Two conventions are in use for the same capture point, one apart:
 - ``output``: the output of decoder layer L (SpecForge's `aux_hidden_states_layers`, HF's
   `hidden_states[L + 1]`);
 - ``input``: the input of decoder layer L, i.e. the output of layer L - 1 (SGLang's
-  `set_eagle3_layers_to_capture`, which adds 1 to the ids it is given).
+  `set_eagle3_layers_to_capture`, which adds 1 to the ids it is given; vLLM's
+  `eagle_aux_hidden_state_layer_ids`, whose id N, one past the last layer, names the last
+  layer's output before the final norm: callgraph spells that layer as output id N - 1).
 
 Passing one where the other is meant silently shifts the data by a layer, so a selection is
 always stored as output ids plus the convention the user spoke in, and prints both spellings.
@@ -65,8 +67,28 @@ class LayerSelection:
             f"ids read as --convention {self.convention.value}"
         )
 
+    def spellings(self) -> dict[str, list[int]]:
+        """The same layers in each project's own config key (what to paste where).
+
+        Input id N (the last layer's output) exists only in vLLM's spelling: SGLang captures
+        before a layer runs and so cannot name it, and speculators' trainer takes it apart from
+        its `--target-layer-ids` (its vLLM launcher appends it by itself).
+        """
+        out, inp = list(self.output_ids), list(self.input_ids)
+        below_n = [i for i in inp if i < self.num_layers]
+        return {
+            "SpecForge aux_hidden_states_layers": out,
+            "SGLang set_eagle3_layers_to_capture": below_n,
+            "vLLM eagle_aux_hidden_state_layer_ids": inp,
+            "speculators --target-layer-ids": below_n,
+            "ModelOpt eagle_aux_hidden_state_layer_ids": out,
+            # in transformers 5 the last entry (index N) is the final norm's output, not layer N-1's
+            "transformers output_hidden_states indices": [i + 1 for i in out],
+        }
+
     def to_json(self) -> dict:
         return {
+            "spellings": self.spellings(),
             "spec": self.spec,
             "convention": self.convention.value,
             "as_given": list(self.as_given),
