@@ -87,6 +87,7 @@ class Capture:
         self.device = next((p.device for p in self.target.module.parameters()), torch.device("cpu"))
         self.fmt = (format if isinstance(format, Format)
                     else get_format(format)(self.out_dir, **(format_options or {})))
+        self.selection = self.fmt.select_layers(self.selection)   # a format may need more layers
         self.model_name = model_name or type(model).__name__
         self.provenance = dict(provenance or {})   # e.g. weights and data fingerprints
         self.host_slots, self.writer_depth = host_slots, writer_depth
@@ -284,7 +285,7 @@ class Capture:
 
     def _describe(self) -> dict:
         t, sel = self.target, self.selection
-        return {
+        described = {
             "format": self.fmt.name,
             "model": self.model_name,
             "model_class": f"{type(self.model).__module__}.{type(self.model).__name__}",
@@ -307,6 +308,8 @@ class Capture:
             "tensors": {"hidden_state": "last layer's output after the final norm",
                         "aux_hidden_state": "outputs of the chosen layers, concatenated ascending"},
         }
+        described.update(self.fmt.describe_layers(sel, described))
+        return described
 
     def _results(self, stats) -> dict:
         want = set(self._manifest["layer_paths"]) | {self._manifest["norm_path"]}

@@ -81,7 +81,8 @@ def check_dump(model: torch.nn.Module, out_dir: Path, count: int, seed: int = 0,
     if not pick:
         return report
     expected = tokens(pick) if tokens is not None else None
-    paths = list(manifest["layer_paths"]) + [manifest["norm_path"]]
+    # hidden_state is the final norm's output unless the format stores another (speculators)
+    paths = list(manifest["layer_paths"]) + [manifest.get("hidden_state_path", manifest["norm_path"])]
     chosen = manifest.get("adapters") or {}
     hidden = int(manifest["hidden_size"])
     device = next((p.device for p in model.parameters()), torch.device("cpu"))

@@ -1,5 +1,6 @@
 """Names the `dump` command offers, kept free of torch so `--help` and the torch check need none."""
 
-FORMAT_NAMES = ("safetensors", "specforge")          # the first is the default
+# the first is the default; "vllm" names the same layout as "speculators" (formats/speculators.py)
+FORMAT_NAMES = ("safetensors", "specforge", "speculators", "vllm", "modelopt")
 ADAPTER_NAMES = ("tensor", "residual-pair", "first-of-tuple")
 ON_NAN = ("fail", "skip")

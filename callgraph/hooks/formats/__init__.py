@@ -12,6 +12,7 @@ from pathlib import Path
 import torch
 
 from ..choices import FORMAT_NAMES  # noqa: F401  (re-exported)
+from ..layers import LayerSelection
 
 
 @dataclass
@@ -48,6 +49,16 @@ class Format:
     def __init__(self, out_dir: Path):
         self.out_dir = Path(out_dir)
 
+    def select_layers(self, selection: LayerSelection) -> LayerSelection:
+        """The layers to capture for this format: the user's, unless its layout needs more
+        (vLLM's stacks the last decoder layer's own output after the chosen ones)."""
+        return selection
+
+    def describe_layers(self, selection: LayerSelection, manifest: dict) -> dict:
+        """Manifest entries this format adds: where each layer sits in its files and in which
+        project's ids. `manifest` is what is described so far (layer paths, norm path)."""
+        return {}
+
     def done_ids(self) -> set[int]:
         raise NotImplementedError
 
@@ -60,7 +71,8 @@ class Format:
 
     def read(self, sample_id: int) -> dict:
         """One sample on disk, shaped like a SpecForge record: `input_ids` [T], `loss_mask` [T],
-        `hidden_state` [1, T, H], `aux_hidden_state` [1, T, K*H]."""
+        `hidden_state` [1, T, H], `aux_hidden_state` [1, T, K*H]. `hidden_state` is the output
+        of the manifest's `hidden_state_path` (the final norm unless the format says otherwise)."""
         raise NotImplementedError
 
     def audit(self) -> list[str]:
@@ -69,9 +81,13 @@ class Format:
 
 
 def get_format(name: str):
+    from .modelopt import ModelOptFormat
     from .safetensors_shards import SafetensorsFormat
     from .specforge import SpecForgeFormat
-    formats = {f.name: f for f in (SafetensorsFormat, SpecForgeFormat)}
+    from .speculators import SpeculatorsFormat
+    formats = {f.name: f for f in (SafetensorsFormat, SpecForgeFormat, SpeculatorsFormat,
+                                   ModelOptFormat)}
+    formats["vllm"] = SpeculatorsFormat     # one layout: see speculators.py for why
     return formats[name]
 
 
