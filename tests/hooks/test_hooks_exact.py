@@ -2,8 +2,9 @@
 
 The reference runs each sample alone (batch of one, no padding) with plain forward hooks on the
 chosen decoder layers and the final norm; nothing of `callgraph.hooks` is used to compute it or
-to read the dump back (specforge files by `torch.load`, safetensors shards through `index.json`
-and the safetensors library). Many mixed-length samples, batch sizes 1, 3 and 8, shard sizes
+to read the dump back (specforge and modelopt files by `torch.load`, safetensors shards through
+`index.json` and the safetensors library, speculators / vllm files by `load_file` split as
+speculators' `ArrowDataset` splits them). Many mixed-length samples, batch sizes 1, 3 and 8, shard sizes
 that close shards in the middle of a batch, a resume after the process was killed, and both
 grad modes a caller may run under (`callgraph dump` itself uses `torch.inference_mode()`).
 """
@@ -30,11 +31,14 @@ MODES = {"inference_mode": torch.inference_mode, "no_grad": torch.no_grad}
 TOKEN_BYTES = (len(LAYERS) + 1) * tiny.HIDDEN * 4
 # (format, shard bytes): shards of ~1 and ~5 short samples close in the middle of a batch
 CASES = [("specforge", None), ("safetensors", None),
-         ("safetensors", 6 * TOKEN_BYTES), ("safetensors", 40 * TOKEN_BYTES)]
+         ("safetensors", 6 * TOKEN_BYTES), ("safetensors", 40 * TOKEN_BYTES),
+         ("speculators", None), ("modelopt", None)]
+STACKED = ("speculators", "vllm")   # hold the last layer's output before the norm, not after
 
 
 def reference(model, rows, device):
-    """{id: (aux [T, 3H], final [T, H])} from one-sample forwards with plain hooks."""
+    """{id: (aux [T, 3H], final [T, H], last [T, H])} from one-sample forwards with plain hooks
+    (last: the last decoder layer's own output, before the final norm)."""
     seen = {}
 
     def keep(key):
@@ -46,13 +50,15 @@ def reference(model, rows, device):
     inner = model.model
     handles = [inner.layers[i].register_forward_hook(keep(i)) for i in LAYERS]
     handles.append(inner.norm.register_forward_hook(keep("norm")))
+    handles.append(inner.layers[-1].register_forward_hook(keep("last")))
     out = {}
     try:
         with torch.no_grad():
             for sid, ids, _ in rows:
                 seen.clear()
                 model(input_ids=torch.tensor([ids], device=device))
-                out[sid] = (torch.cat([seen[i][0] for i in LAYERS], -1), seen["norm"][0])
+                out[sid] = (torch.cat([seen[i][0] for i in LAYERS], -1), seen["norm"][0],
+                            seen["last"][0])
     finally:
         for h in handles:
             h.remove()
@@ -67,6 +73,20 @@ def read_back(out_dir: Path, fmt: str) -> dict:
             d = torch.load(path, weights_only=True)
             sid = int(path.stem.split("_")[1])
             out[sid] = (d["input_ids"], d["loss_mask"], d["aux_hidden_state"][0], d["hidden_state"][0])
+        return out
+    if fmt == "modelopt":   # OfflineSupervisedDataset: every *.pt below the folder, torch.load
+        for path in out_dir.rglob("*.pt"):
+            d = torch.load(path, weights_only=True)
+            assert int(path.stem) == d["conversation_id"]
+            out[d["conversation_id"]] = (d["input_ids"], d["loss_mask"], d["aux_hidden_states"],
+                                         d["hidden_states"])
+        return out
+    if fmt in STACKED:      # speculators' FileTransfer + ArrowDataset._get_raw_data
+        from safetensors.torch import load_file
+        for path in out_dir.glob("hs_*.safetensors"):
+            d = load_file(str(path))
+            hs = d["hidden_states"]
+            out[int(path.stem[3:])] = (d["token_ids"], d["loss_mask"], hs[:, :-1].flatten(1), hs[:, -1])
         return out
     from safetensors import safe_open
     index = json.loads((out_dir / "index.json").read_text())["samples"]
@@ -86,7 +106,9 @@ def assert_exact(out_dir: Path, fmt: str, rows, refs) -> None:
     for sid, ids, mask in rows:
         input_ids, loss_mask, aux, final = got[sid]
         assert input_ids.tolist() == ids and loss_mask.tolist() == mask, f"sample {sid}: tokens"
-        want_aux, want_final = refs[sid]
+        want_aux, want_final, want_last = refs[sid]
+        if fmt in STACKED:
+            want_final = want_last
         err = max((aux.float() - want_aux).abs().max().item(),
                   (final.float() - want_final).abs().max().item())
         if err > TOL:
@@ -133,13 +155,14 @@ import os, sys
 sys.path.insert(0, sys.argv[1])
 import test_hooks_exact as t, hooks_tiny as tiny
 import callgraph.hooks.formats.specforge as sf, callgraph.hooks.formats.safetensors_shards as st
+import callgraph.hooks.formats.speculators as sp, callgraph.hooks.formats.modelopt as mo
 real, calls = st.atomic_write, [0]
 def dying(path, write):
     calls[0] += 1
     if calls[0] == int(sys.argv[5]):
         os._exit(9)                       # killed between two files: some are whole, some not yet
     return real(path, write)
-sf.atomic_write = st.atomic_write = dying
+sf.atomic_write = st.atomic_write = sp.atomic_write = mo.atomic_write = dying
 shard = int(sys.argv[4]) or None
 t.run_dump(tiny.llama(), t.ROWS, sys.argv[2], sys.argv[3], shard, 3, "inference_mode", "cpu")
 """
@@ -147,7 +170,8 @@ t.run_dump(tiny.llama(), t.ROWS, sys.argv[2], sys.argv[3], shard, 3, "inference_
 
 @pytest.mark.parametrize("mode", sorted(MODES))
 @pytest.mark.parametrize("fmt,shard,die_at", [("specforge", None, 20),
-                                             ("safetensors", 40 * TOKEN_BYTES, 4)])
+                                             ("safetensors", 40 * TOKEN_BYTES, 4),
+                                             ("speculators", None, 20), ("modelopt", None, 20)])
 def test_resume_after_a_kill_is_exact(tmp_path, fmt, shard, die_at, mode):
     here = Path(__file__).parent
     proc = subprocess.run([sys.executable, "-c", KILLED, str(here), str(tmp_path), fmt,
@@ -165,6 +189,10 @@ def read_back_partial(out_dir: Path, fmt: str) -> list:
     """What a killed run left whole: specforge files, or the samples listed in shard headers."""
     if fmt == "specforge":
         return list(out_dir.glob("rows_*/data_*.ckpt"))
+    if fmt == "modelopt":
+        return list(out_dir.glob("*.pt"))
+    if fmt in STACKED:
+        return list(out_dir.glob("hs_*.safetensors"))
     from callgraph.hooks.formats.safetensors_shards import read_header
     return [s for p in out_dir.glob("shard-*.safetensors")
             for s in json.loads(read_header(p)["__metadata__"]["samples"])]
