@@ -37,6 +37,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import torch
+from safetensors import safe_open
+from safetensors.torch import load_file, save
 
 from ..atomic import atomic_write
 from ..layers import LayerSelection
@@ -91,8 +93,6 @@ class SpeculatorsFormat(Format):
                 if (m := _NAME.match(p.name))}
 
     def _write_one(self, s: Sample) -> int:
-        from safetensors.torch import save
-
         t, width = s.aux.shape
         h = s.final.shape[-1]
         data = {
@@ -120,8 +120,6 @@ class SpeculatorsFormat(Format):
         """As speculators splits it, then shaped like a SpecForge record: `hidden_state` is
         `hidden_states[:, -1]` (before the final norm; the manifest's `hidden_state_path`) and
         `aux_hidden_state` holds every stacked layer, the last one included."""
-        from safetensors.torch import load_file
-
         d = load_file(str(sample_path(self.out_dir, sample_id)))
         hs = d["hidden_states"]
         if hs.dim() != 3:
@@ -130,8 +128,6 @@ class SpeculatorsFormat(Format):
                 "hidden_state": hs[:, -1].unsqueeze(0), "aux_hidden_state": hs.flatten(1).unsqueeze(0)}
 
     def audit(self) -> list[str]:
-        from safetensors import safe_open
-
         problems = []
         for p in sorted(self.out_dir.glob("hs_*.safetensors")):
             m = _NAME.match(p.name)
