@@ -53,6 +53,7 @@ def sample_path(out_dir: Path, idx: int) -> Path:
 
 class SpeculatorsFormat(Format):
     name = "speculators"
+    sample_overhead = 280    # the safetensors header with its metadata, measured (safetensors 0.8)
 
     def __init__(self, out_dir: Path, io_threads: int = 8, **_):
         super().__init__(out_dir)
