@@ -24,6 +24,7 @@ pytest.importorskip("transformers")
 pytest.importorskip("safetensors")
 
 import hooks_tiny as tiny  # noqa: E402
+from test_hooks_parallel import _cli, _dataset, _equal, world  # noqa: E402,F401  (world: a fixture)
 
 ROWS = tiny.samples(7)
 N, H = tiny.N_LAYERS, tiny.HIDDEN
@@ -231,3 +232,23 @@ def test_killed_writer_leaves_nothing_a_trainer_would_read(tmp_path, fmt):
     cap = tiny.dump(tiny.llama(), tiny.samples(4), tmp_path, format=fmt)   # cleans and completes
     assert cap.stats.samples == 4 and not list(tmp_path.rglob("*.tmp-*"))
     assert len(list(tmp_path.glob(FILES[fmt]))) == 4
+
+
+# ---- data parallel --------------------------------------------------------------------------
+@pytest.mark.parametrize("fmt", sorted(FILES))
+def test_two_gloo_ranks_write_the_dataset_of_one_process(world, tmp_path, fmt):
+    """Per-sample files cannot collide across ranks; rank 0's merged manifest keeps the
+    format's own entries (the ids its trainer takes)."""
+    from callgraph.cli import main
+    w = world
+    one = _cli(w, tmp_path / "one", "--format", fmt)
+    assert one.returncode == 0, one.stderr
+    two = _cli(w, tmp_path / "two", "--format", fmt, nproc=2)
+    assert two.returncode == 0, two.stderr
+    _equal(_dataset(tmp_path / "one", fmt), _dataset(tmp_path / "two", fmt))
+    m1, m2 = (json.loads((tmp_path / d / "manifest.json").read_text()) for d in ("one", "two"))
+    assert m2["complete"] and m2["ranks"] == 2 and m2["samples_on_disk"] == len(_dataset(tmp_path / "two", fmt))
+    def ids(m):   # the out dir differs, the rest must not
+        return {k: v for k, v in m[fmt].items() if "path" not in k}
+    assert ids(m2) == ids(m1) and ids(m1)
+    assert main(["dump", "verify", str(tmp_path / "two"), "--data", str(w / "d.jsonl")]) == 0
