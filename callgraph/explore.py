@@ -17,6 +17,7 @@ import networkx as nx
 from . import __version__
 from .index.project import Project
 from .semantics import PRECEDENCE
+from .semantics.rule import Dispatch
 from .infer.evaluator import Evaluator, Scope
 from .values import Ctx
 from .model import GraphView, Hop, Unresolved
@@ -26,6 +27,9 @@ from .model import GraphView, Hop, Unresolved
 MAX_CONTEXTS_PER_FUNCTION = 24
 # Whole-tree export: per-context memo entries kept before they are dropped (see forget_local).
 FORGET_ABOVE = 20_000
+# Why a call site is left unresolved when resolving it overflows Python's stack (`g()()()…`
+# 2,500 deep, 600 alternating `y = x; x = y`): the site, not the whole run, is given up.
+TOO_DEEP = "too deep to analyse (Python's recursion limit was reached resolving this call)"
 KEEPING_DECORATORS_SKIP = {"staticmethod", "classmethod", "property", "abstractmethod", "abc.abstractmethod", "override",
                            "typing.override", "overload", "typing.overload"}
 
@@ -85,6 +89,8 @@ class Explorer:
         # are read, so no states or steps are kept.
         self.whole_tree = whole_tree
         self._sites: dict[ast.Call, tuple[str, str]] = {}  # call node -> (site, text): one per node
+        self._too_deep: set[ast.Call] = set()  # sites whose resolution overflowed the stack
+        self._warned: set[str] = set()
 
     def _site(self, fn, node: ast.Call) -> tuple[str, str]:
         """A call site's place and source text, made once per node (every edge and unresolved
@@ -160,7 +166,7 @@ class Explorer:
         scope = Scope(fn.module, fn, state)
         depth = ex.depth.get(state, 0)
         for node in fn.calls():
-            d = self.ev.calls.dispatch(node, scope)
+            d = self._dispatch(fn, node, scope)
             site_key = (fn.qual, node.lineno, node.col_offset)
             if site_key not in ex.seen_sites:
                 ex.seen_sites.add(site_key)
@@ -171,10 +177,33 @@ class Explorer:
             if self._follow(ex, state, fn, node, d, None, is_target, nxt):
                 return True
         for kind, node in fn.implicit_calls():
-            d = self.ev.calls.dispatch(node, scope)
+            d = self._dispatch(fn, node, scope)
+            if d.unresolved and d.unresolved[0] == TOO_DEEP:
+                row = Unresolved(fn.qual, site_of(fn, node), _implicit_text(kind, node), TOO_DEEP)
+                ex.unresolved.append(UnresolvedSite(row, node, fn, depth, state))
             if self._follow(ex, state, fn, node, d, kind, is_target, nxt):
                 return True
         return False
+
+    def _dispatch(self, fn, node: ast.Call, scope: Scope) -> Dispatch:
+        """The call's dispatch; one that overflows the stack leaves the site unresolved (in
+        every context: unresolved is always sound) and the run goes on. The overflow abandoned
+        recursion guards that would read as empty (no target, nothing unresolved) forever, so
+        every memo is dropped: correct answers, recomputed, and only on this rare path."""
+        if node in self._too_deep:
+            return Dispatch(unresolved=[TOO_DEEP])
+        try:
+            return self.ev.calls.dispatch(node, scope)
+        except RecursionError:
+            # The calls nested in this one (`g()()…` is 2,500 of them) would each overflow
+            # again, each costing a full stack: they are given up with it.
+            self._too_deep.update(n for n in ast.walk(node) if isinstance(n, ast.Call))
+            self.ev.close()
+            site = site_of(fn, node)
+            if site not in self._warned:
+                self._warned.add(site)
+                self.p.warn(f"{site}: {TOO_DEEP}; left unresolved")
+            return Dispatch(unresolved=[TOO_DEEP])
 
     def _follow(self, ex: Exploration, state: Ctx, fn, node: ast.Call, d, implicit: str | None, is_target,
                 nxt: list) -> bool:
@@ -257,6 +286,16 @@ def _implicit_text(kind: str, node: ast.Call) -> str:
         return kind
 
 
+def _larger_than(node: ast.AST, limit: int) -> bool:
+    stack, seen = [node], 0
+    while stack:
+        seen += 1
+        if seen > limit:
+            return True
+        stack.extend(ast.iter_child_nodes(stack.pop()))
+    return False
+
+
 def site_of(fn, node: ast.Call) -> str:
     return f"{fn.module.display}:{node.lineno}:{node.col_offset}"
 
@@ -274,11 +313,19 @@ def _rule_and_via(rule: str, tags: frozenset, callee) -> tuple[str, tuple[str, .
     return primary, via
 
 
+# Nodes of a callee expression printed in full (its text is cut to 80 characters anyway);
+# past it, unparsing each of the 2,500 calls nested in `g()()…` costs minutes.
+MAX_TEXT_NODES = 400
+
+
 def _expr_text(node: ast.Call) -> str:
-    try:
-        text = ast.unparse(node.func)
-    except Exception:  # pragma: no cover - unparse handles every expression ast.parse makes
-        text = "<call>"
+    if _larger_than(node.func, MAX_TEXT_NODES):
+        text = "<a long expression>"
+    else:
+        try:
+            text = ast.unparse(node.func)
+        except Exception:  # unparse recurses: a RecursionError on a deep one
+            text = "<call>"
     if len(text) > 80:
         text = text[:77] + "..."
     return f"{text}(...)" if node.args or node.keywords else f"{text}()"

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import networkx as nx
 
 from . import __version__
-from .explore import Exploration, Explorer, Step, UnresolvedSite
+from .explore import TOO_DEEP, Exploration, Explorer, Step, UnresolvedSite
 from .lookup import Resolved
 from .index.scopes import first_param
 from .semantics.binding import self_context
@@ -82,6 +82,8 @@ def _blocking_rows(inp: ReachInputs, ex: Exploration, target: Resolved) -> list[
         if site in ex.oracle_resolved:
             continue
         rank = rel.site_rank(row.node, set(fn.param_names()) | set(fn.locals()))
+        if rank is None and row.unresolved.why == TOO_DEEP:
+            rank = 99  # never analysed: the name bound's premises (its locals were) do not hold
         if rank is None:
             continue
         if site not in ranked or ranked[site][:2] > (rank, row.depth):

@@ -54,9 +54,36 @@ def summarize_source(data: bytes) -> dict | str:
     if tree is None:
         return problem or "cannot parse"
     v = _Summarizer()
-    v.visit(tree)
+    try:
+        v.visit(tree)
+    except RecursionError:  # nested deeper than the visitor's stack: a coarser, still sound summary
+        return _coarse_summary(tree)
     return {"defs": v.defs, "holders": sorted(v.holders), "values": sorted(v.values), "classes": sorted(v.classes),
             "dynamic": v.dynamic}
+
+
+def _coarse_summary(tree: ast.AST) -> dict:
+    """A summary by one flat walk (ast.walk keeps no stack): every def may call every name the
+    file mentions, and may call what it is given. More sites stay relevant than with the exact
+    summary, never fewer, so a verdict built on it is as honest."""
+    names: set[str] = set()
+    defs: list[str] = []
+    classes: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            names.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            names.add(node.attr)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            defs.append(node.name)
+        elif isinstance(node, ast.Lambda):
+            defs.append("<lambda>")
+        elif isinstance(node, ast.ClassDef):
+            classes.append(node.name)
+    callees = sorted(names | {"@" + n for n in names})
+    return {"defs": [(name, callees, True) for name in defs], "holders": sorted(names),
+            "values": sorted(names | ({"<lambda>"} if "<lambda>" in defs else set())),
+            "classes": sorted(set(classes)), "dynamic": True}
 
 
 class _Summarizer(ast.NodeVisitor):

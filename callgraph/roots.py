@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import io
 import os
 import re
+import tokenize
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from .errors import RootError
 
@@ -46,13 +49,42 @@ class SourceRoot:
             return path.as_posix()
 
 
-def python_files(folder: Path) -> list[Path]:
-    """Every .py file under folder, sorted, skipping caches and virtual environments."""
+def python_files(folder: Path, skipped: Callable[[Path, str], None] | None = None) -> list[Path]:
+    """Every .py file under folder, sorted, skipping caches and virtual environments.
+
+    A folder that cannot be listed and a link that leads nowhere (a loop `a.py -> b.py ->
+    a.py`, a dangling target) are skipped and handed to `skipped(path, why)` for a warning:
+    each would otherwise fail later, at a `Path.resolve` or a read, far from the file's name."""
     out: list[Path] = []
-    for dirpath, dirnames, filenames in os.walk(folder):
+
+    def unlisted(exc: OSError) -> None:
+        if skipped is not None:
+            skipped(Path(exc.filename), f"cannot list the folder ({exc.strerror or exc})")
+
+    for dirpath, dirnames, filenames in os.walk(folder, onerror=unlisted):
         dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("."))
-        out.extend(Path(dirpath) / f for f in sorted(filenames) if f.endswith(".py"))
+        for f in sorted(filenames):
+            if not f.endswith(".py"):
+                continue
+            path = Path(dirpath) / f
+            if path.is_symlink():
+                problem = _broken_link(path)
+                if problem is not None:
+                    if skipped is not None:
+                        skipped(path, problem)
+                    continue
+            out.append(path)
     return out
+
+
+def _broken_link(path: Path) -> str | None:
+    try:
+        path.resolve(strict=True)
+    except RuntimeError:  # Python < 3.13 reports a loop so
+        return "symbolic link loop"
+    except OSError as exc:
+        return f"symbolic link to nowhere ({exc.strerror or exc})"
+    return None
 
 
 def find_roots(roots: list[str] | tuple[str, ...], package: str | None) -> list[SourceRoot]:
@@ -136,15 +168,34 @@ def _module_exists(base: Path, dotted: str) -> bool:
     )
 
 
+def decode_source(data: bytes) -> str:
+    """Source bytes as Python reads them: a BOM or a PEP 263 coding cookie (`# -*- coding:
+    latin-1 -*-`) names the encoding, else UTF-8. Raises UnicodeDecodeError, or SyntaxError
+    for an unknown encoding name."""
+    encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    return data.decode("utf-8-sig" if encoding == "utf-8-sig" else encoding)
+
+
 def parse_bytes(data: bytes, filename: str = "<unknown>") -> tuple[ast.Module | None, str | None]:
-    """Parse source bytes; the reason comes back in the words every warning uses."""
+    """Parse source bytes; the reason comes back in the words every warning uses.
+
+    Any failure is the file's, never the run's: besides syntax errors, CPython's parser raises
+    MemoryError on deep nesting (100k unary minus, `lambda:` 3,000 times), RecursionError,
+    ValueError (null bytes before 3.12) and LookupError (an unknown codec)."""
     try:
-        text = data.decode("utf-8-sig")
+        text = decode_source(data)
     except UnicodeDecodeError as exc:
-        return None, f"not UTF-8 (byte {exc.start})"
+        return None, f"cannot decode as {exc.encoding} (byte {exc.start})"
+    except (SyntaxError, LookupError) as exc:  # an unknown or malformed coding cookie
+        return None, f"bad encoding declaration: {getattr(exc, 'msg', None) or exc}"
     try:
         return ast.parse(text, filename=filename), None
     except SyntaxError as exc:
-        return None, f"syntax error at line {exc.lineno}: {exc.msg}"
-    except (ValueError, RecursionError) as exc:
-        return None, f"cannot parse: {exc}"
+        where = f" at line {exc.lineno}" if exc.lineno else ""
+        return None, f"syntax error{where}: {exc.msg}"
+    except MemoryError:
+        return None, "too deeply nested for Python's parser (MemoryError)"
+    except RecursionError:
+        return None, "too deeply nested for Python's parser (RecursionError)"
+    except Exception as exc:  # noqa: BLE001 - ValueError and whatever a parser may raise
+        return None, f"cannot parse ({type(exc).__name__}: {exc})"

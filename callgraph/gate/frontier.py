@@ -15,6 +15,7 @@ from typing import Any, Iterable
 
 from ..errors import CallgraphError
 from ..model import Hop, Proof
+from ..roots import decode_source
 from .results import Evidence, Section
 from .results import locate as locate_in
 
@@ -171,8 +172,8 @@ def _references(an: Any, target: str, reached: set[str]) -> tuple[Evidence, ...]
             for file in sorted(f for f in files if f.endswith(".py")):
                 path = Path(folder, file)
                 try:
-                    text = path.read_text(encoding="utf-8")
-                except (OSError, UnicodeDecodeError):
+                    text = decode_source(path.read_bytes())
+                except (OSError, UnicodeDecodeError, SyntaxError, LookupError):
                     continue
                 if name not in text:
                     continue

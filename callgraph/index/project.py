@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 from typing import Callable, Iterator
 
-from ..roots import SourceRoot, parse_bytes, python_files
+from ..roots import SourceRoot, decode_source, parse_bytes, python_files
 from .compact import compact
 from .scopes import Binding, ClassInfo, FuncInfo, ModuleInfo, collect_bindings, decorator_name
 
@@ -42,7 +42,7 @@ class Project:
         if self._scope_files is None:
             seen: dict[Path, None] = {}
             for root in self.roots:
-                for p in python_files(root.scope):
+                for p in python_files(root.scope, self._warn_unresolved):
                     seen.setdefault(p, None)
             self._scope_files = list(seen)
         return self._scope_files
@@ -58,9 +58,11 @@ class Project:
                     self._warn_once(p, f"cannot read: {exc.strerror or exc}")
                     continue
                 try:
-                    self._texts.append((p, data.decode("utf-8-sig")))
-                except UnicodeDecodeError as exc:
-                    self._warn_once(p, f"not UTF-8 (byte {exc.start})")
+                    self._texts.append((p, decode_source(data)))
+                except (UnicodeDecodeError, SyntaxError, LookupError) as exc:
+                    what = (f"cannot decode as {exc.encoding} (byte {exc.start})"
+                            if isinstance(exc, UnicodeDecodeError) else "bad encoding declaration")
+                    self._warn_once(p, what)
                     self._texts.append((p, data.decode("utf-8", errors="replace")))
         return self._texts
 
@@ -203,11 +205,24 @@ class Project:
         tree = compact(tree)  # the trees live as long as the project: no dict per node
         mod = ModuleInfo(name=name, path=path, display=self.display(path), tree=tree, is_package=is_package)
         self.by_path[path] = mod
-        for stmt in tree.body:
-            collect_bindings(stmt, mod.globals, name, mod.package)
-        self._register(tree.body, mod, name, cls=None, parent=None)
+        try:
+            for stmt in tree.body:
+                collect_bindings(stmt, mod.globals, name, mod.package)
+            self._register(tree.body, mod, name, cls=None, parent=None)
+        except RecursionError:  # defs or targets nested deeper than the stack: skip, as unparsable
+            self._unregister(mod)
+            self._warn_once(path, "too deeply nested to index (RecursionError)")
+            self.by_path[path] = None
+            return None
         self._register_module_code(mod)
         return mod
+
+    def _unregister(self, mod: ModuleInfo) -> None:
+        """Forget the functions and classes of a module whose indexing failed half-way."""
+        for table in (self.functions, self.classes):
+            for qual in [q for q, info in table.items() if info.module is mod]:
+                del table[qual]
+        self._classes_by_module.pop(id(mod), None)
 
     def _register_module_code(self, mod: ModuleInfo) -> None:
         """Module-level code runs at import: it is a function of its own, `mod.<module>`, whose
@@ -223,6 +238,10 @@ class Project:
         fn = FuncInfo(qual=qual, name=MODULE_CODE, node=node, module=mod)
         fn._locals = mod.globals  # the module's names are this code's locals
         self.functions.setdefault(qual, fn)
+
+    def _warn_unresolved(self, path: Path, problem: str) -> None:
+        """A warning for a path that cannot be resolved (a link loop): named as given."""
+        self.warn(f"skipping {self.display(path)}: {problem}")
 
     def _warn_once(self, path: Path, problem: str) -> None:
         path = path.resolve()

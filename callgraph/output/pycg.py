@@ -18,6 +18,7 @@ import re
 from pathlib import Path
 
 from ..model import GraphView
+from ..roots import parse_bytes
 
 _LAMBDA = re.compile(r"<lambda:(\d+):(\d+)>$")
 MODULE_SUFFIX = ".<module>"
@@ -75,8 +76,10 @@ def _lambda_table(roots, rel: str) -> dict[tuple[int, int], str]:
         path = Path(root) / rel
         if path.is_file():
             try:
-                tree = ast.parse(path.read_text(encoding="utf-8-sig"))
-            except (OSError, SyntaxError, ValueError):
+                tree, _ = parse_bytes(path.read_bytes())
+            except OSError:
+                return {}
+            if tree is None:
                 return {}
             table: dict[tuple[int, int], str] = {}
             _walk(tree, module_name(rel), {}, table)
