@@ -3,17 +3,33 @@
 Invalidation is by hash, never by time: a per-file record is keyed by the file's sha1, a query
 answer by the hashes of every file in scope and every file it read. Writes are atomic (temp +
 rename), so a killed run never leaves a half-written record, and concurrent runs are harmless.
+
+A record is believed only when it proves itself: its first line names the format, the kind and
+the sha1 of the JSON below it, and the JSON must have its kind's shape (records.py). An edited,
+truncated or misshapen record is discarded with a one-line note and the answer is rebuilt:
+before, `{"proof": null}` crashed every later run and an edited verdict was printed as proven.
 """
 from __future__ import annotations
 
 import hashlib
 import json
 import os
+import re
+import shutil
+import sys
 import tempfile
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from . import __version__
+from .records import CHECKS, RecordError
+
+FORMAT = b"callgraph-cache/2"
+#: Damaged records noted one by one; past this many, the rest are discarded without a line each.
+MAX_NOTES = 5
+ENGINE_DIR = re.compile(r"^\d[\w.+]*-[0-9a-f]{12}$")  # engine_fingerprint()'s names
+CRASHES = "crashes"
 
 
 def default_dir() -> Path:
@@ -21,10 +37,17 @@ def default_dir() -> Path:
     return Path(base) / "callgraph"
 
 
+def _stderr_note(line: str) -> None:
+    print(f"callgraph: note: {line}", file=sys.stderr)
+
+
 class Cache:
-    def __init__(self, directory: Path | None, enabled: bool = True):
+    def __init__(self, directory: Path | None, enabled: bool = True,
+                 note: Callable[[str], None] | None = None):
         self.enabled = enabled
         self.dir = Path(directory) if directory else default_dir()
+        self.note = note or _stderr_note
+        self.discarded = 0
 
     def _path(self, kind: str, key: str) -> Path:
         return self.dir / engine_fingerprint() / kind / key[:2] / f"{key}.json"
@@ -32,11 +55,26 @@ class Cache:
     def get(self, kind: str, key: str) -> Any | None:
         if not self.enabled:
             return None
+        path = self._path(kind, key)
         try:
-            with open(self._path(kind, key), encoding="utf-8") as fh:
-                return json.load(fh)
-        except (OSError, ValueError):
+            raw = path.read_bytes()
+        except OSError:
             return None
+        try:
+            return decode(raw, kind)
+        except RecordError as exc:
+            self._discard(path, str(exc))
+            return None
+
+    def _discard(self, path: Path, why: str) -> None:
+        try:
+            path.unlink()
+        except OSError:
+            pass
+        self.discarded += 1
+        if self.discarded <= MAX_NOTES:
+            more = "; further ones are discarded without a note" if self.discarded == MAX_NOTES else ""
+            self.note(f"discarded a damaged cache record ({why}): {path}; rebuilding it{more}")
 
     def put(self, kind: str, key: str, value: Any) -> None:
         if not self.enabled:
@@ -45,8 +83,8 @@ class Cache:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(json.dumps(value, separators=(",", ":")))  # one C-encoder call; dump() writes chunk by chunk
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(encode(kind, value))
             os.replace(tmp, path)
         except OSError:
             # A read-only or full cache directory must not fail the query.
@@ -54,6 +92,84 @@ class Cache:
                 os.unlink(tmp)  # type: ignore[possibly-undefined]
             except (OSError, NameError):
                 pass
+
+    # -- callgraph cache info / clear --------------------------------------------------------
+    def info(self) -> "CacheInfo":
+        out = CacheInfo(self.dir, engine_fingerprint())
+        for engine in self._engine_dirs():
+            for path in engine.rglob("*.json"):
+                if path.name.startswith(".tmp-"):
+                    continue
+                kind = path.relative_to(engine).parts[0]
+                row = out.engines.setdefault(engine.name, {})
+                row[kind] = row.get(kind, 0) + 1
+                out.bytes += _size(path)
+        out.crash_logs = len(self._crash_logs())
+        out.bytes += sum(_size(p) for p in self._crash_logs())
+        return out
+
+    def clear(self) -> tuple[int, int]:
+        """Remove every record (all engine versions) and crash log; (files, bytes) removed.
+        Only names callgraph writes are touched, so a --cache-dir pointed at a shared folder
+        loses nothing else."""
+        files = size = 0
+        for engine in self._engine_dirs():
+            for path in engine.rglob("*"):
+                if path.is_file():
+                    files, size = files + 1, size + _size(path)
+            shutil.rmtree(engine, ignore_errors=True)
+        for log in self._crash_logs():
+            files, size = files + 1, size + _size(log)
+            log.unlink(missing_ok=True)
+        return files, size
+
+    def _engine_dirs(self) -> list[Path]:
+        try:
+            return sorted(p for p in self.dir.iterdir() if p.is_dir() and ENGINE_DIR.match(p.name))
+        except OSError:
+            return []
+
+    def _crash_logs(self) -> list[Path]:
+        return sorted((self.dir / CRASHES).glob("callgraph-crash-*.log"))
+
+
+@dataclass
+class CacheInfo:
+    location: Path
+    engine: str  # this callgraph's engine directory; the others are older versions
+    engines: dict[str, dict[str, int]] = field(default_factory=dict)  # engine -> kind -> records
+    bytes: int = 0
+    crash_logs: int = 0
+
+
+def encode(kind: str, value: Any) -> bytes:
+    body = json.dumps(value, separators=(",", ":")).encode()  # one C-encoder call; dump() writes chunk by chunk
+    return b"%s %s %s\n" % (FORMAT, kind.encode(), hashlib.sha1(body).hexdigest().encode()) + body
+
+
+def decode(raw: bytes, kind: str) -> Any:
+    """The record's value, or RecordError saying what is wrong with it."""
+    head, sep, body = raw.partition(b"\n")
+    parts = head.split(b" ")
+    if not sep or len(parts) != 3 or parts[0] != FORMAT:
+        raise RecordError("no callgraph-cache header")
+    if parts[1] != kind.encode():
+        raise RecordError(f"a {parts[1].decode(errors='replace')} record where {kind} belongs")
+    if hashlib.sha1(body).hexdigest().encode() != parts[2]:
+        raise RecordError("checksum mismatch: the record was changed or cut short")
+    try:
+        value = json.loads(body)
+    except ValueError as exc:
+        raise RecordError(f"not JSON: {exc}") from None
+    check = CHECKS.get(kind)
+    return check(value) if check else value
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
 
 
 _FINGERPRINT: list[str] = []

@@ -34,6 +34,7 @@ SUBCOMMANDS = {
     "export": "callgraph.commands.export:export",
     "callers": "callgraph.commands.callers:callers",
     "callees": "callgraph.commands.callers:callees",
+    "cache": "callgraph.commands.cache:cache",
 }
 
 

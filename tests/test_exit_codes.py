@@ -26,6 +26,7 @@ ARGV = {
     "export": ["export", "-o", "out.json"],
     "callers": ["callers", "T"],
     "callees": ["callees", "E"],
+    "cache": ["cache", "info"],
 }
 
 

@@ -1,0 +1,135 @@
+"""A cache record is believed only when it proves itself (callgraph/cache.py, records.py):
+anything damaged, edited or misshapen is discarded with one note and the answer rebuilt."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from callgraph.cache import decode, encode
+from callgraph.cli import main
+
+TREE = {
+    "a.py": "from b import helper\n\n\ndef entry(obj):\n    helper()\n    obj.run()\n\n\ndef lonely():\n    pass\n",
+    "b.py": "def helper():\n    leaf()\n\n\ndef leaf():\n    pass\n\n\ndef other(x):\n    x.run()\n",
+}
+
+
+@pytest.fixture
+def tree(tmp_path):
+    root = tmp_path / "src"
+    root.mkdir()
+    for name, text in TREE.items():
+        (root / name).write_text(text)
+    return root
+
+
+def _run(argv, capsys):
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _records(cache: Path, kind: str) -> list[Path]:
+    return sorted(cache.glob(f"*/{kind}/*/*.json"))
+
+
+def _value(path: Path, kind: str):
+    return decode(path.read_bytes(), kind)
+
+
+def _reach(tree, cache, capsys, target="leaf"):
+    return _run(["reach", "entry", target, "--root", str(tree), "--cache-dir", str(cache), "--json"], capsys)
+
+
+def _damages(kind: str, good: bytes):
+    """(label, bytes) of damaged versions of a good record."""
+    value = decode(good, kind)
+    head, _, body = good.partition(b"\n")
+    out = [("not JSON", b"{not json"), ("bare JSON list", b"[]"), ("no header", body),
+           ("cut short", good[: len(good) // 2]),
+           ("edited body", head + b"\n" + body.replace(b'"callee"', b'"callee" ', 1)),
+           ("wrong kind", encode("names" if kind != "names" else "reach", value))]
+    for label, shape in [("[]", []), ("{}", {}), ("proof null", {"proof": None, "read": {}}),
+                         ("graph null", {"graph": None, "read": {}}), ("read list", {**value, "read": []})]:
+        out.append((f"shape {label}", encode(kind, shape)))
+    return out
+
+
+def _proof_damages(good: bytes):
+    value = decode(good, "reach")
+    proof = value["proof"]
+    bogus = {**value, "proof": {**proof, "verdict": "maybe"}}
+    cut = {**value, "proof": {**proof, "path": proof["path"][:1]}}
+    flipped = {**value, "proof": {**proof, "verdict": "unreachable"}}
+    return [("bogus verdict", encode("reach", bogus)), ("path cut to one hop", encode("reach", cut)),
+            ("verdict flipped, path kept", encode("reach", flipped))]
+
+
+def test_reach_record_damage_is_discarded_and_rebuilt(tree, tmp_path, capsys):
+    cache = tmp_path / "cache"
+    code, cold, _ = _reach(tree, cache, capsys)
+    assert code == 0 and json.loads(cold)["verdict"] == "reached"
+    (record,) = _records(cache, "reach")
+    good = record.read_bytes()
+    assert len(json.loads(cold)["path"]) == 2
+    for label, bad in _damages("reach", good) + _proof_damages(good):
+        record.write_bytes(bad)
+        code, out, err = _reach(tree, cache, capsys)
+        assert code == 0, (label, err)
+        assert json.loads(out)["path"] == json.loads(cold)["path"], label
+        notes = [ln for ln in err.splitlines() if ln.startswith("callgraph: note: discarded a damaged")]
+        assert len(notes) == 1 and str(record) in notes[0], (label, err)
+        assert "Traceback" not in err
+        assert _value(record, "reach")["proof"]["verdict"] == "reached", label  # rebuilt
+
+
+def test_a_good_record_is_served_without_a_note(tree, tmp_path, capsys):
+    cache = tmp_path / "cache"
+    _reach(tree, cache, capsys)
+    code, out, err = _reach(tree, cache, capsys)
+    assert code == 0 and "note:" not in err
+
+
+def test_name_summaries_and_export_records_are_checked(tree, tmp_path, capsys):
+    cache = tmp_path / "cache"
+    code, cold, _ = _reach(tree, cache, capsys, target="lonely")  # not reached: the name bound runs
+    assert code in (1, 2)
+    names = _records(cache, "names")
+    assert len(names) == 2
+    for path in names:
+        path.write_bytes(encode("names", {"defs": [["f", "not a list", True]], "holders": [],
+                                          "values": [], "classes": []}))
+    for path in _records(cache, "reach"):
+        path.unlink()
+    code2, warm, err = _reach(tree, cache, capsys, target="lonely")
+    assert (code2, json.loads(warm)["verdict"]) == (code, json.loads(cold)["verdict"])
+    assert err.count("note: discarded a damaged cache record (defs[0] is not") == 2, err
+
+    out = tmp_path / "g.json"
+    argv = ["export", "--root", str(tree), "--cache-dir", str(cache), "-o", str(out)]
+    assert _run(argv, capsys)[0] == 0
+    first = out.read_text()
+    (record,) = _records(cache, "export")
+    for label, bad in _damages("export", record.read_bytes()):
+        record.write_bytes(bad)
+        code, _, err = _run(argv, capsys)
+        assert code == 0 and out.read_text() == first, label
+        assert err.count("note: discarded a damaged cache record") == 1, (label, err)
+
+
+def test_cache_info_and_clear(tree, tmp_path, capsys):
+    cache = tmp_path / "cache"
+    _reach(tree, cache, capsys, target="lonely")
+    (cache / "keep-me.txt").write_text("not callgraph's")
+    code, out, _ = _run(["cache", "info", "--cache-dir", str(cache)], capsys)
+    assert code == 0
+    assert f"location: {cache}" in out
+    (row,) = [ln for ln in out.splitlines() if ln.startswith("records ")]
+    assert "(this version): 3 (2 names, 1 reach)" in row, out
+    code, out, _ = _run(["cache", "clear", "--cache-dir", str(cache)], capsys)
+    assert code == 0 and out.startswith("removed 3 file(s)"), out
+    assert _records(cache, "*") == [] and (cache / "keep-me.txt").exists()
+    code, out, _ = _run(["cache", "info", "--cache-dir", str(cache)], capsys)
+    assert "records: none" in out
