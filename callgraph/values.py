@@ -184,6 +184,46 @@ NONE = VConst(None)
 
 _IN_PROGRESS = (frozenset(), frozenset())
 
+# Distinct containers one value set keeps; past it, those of one kind merge into one (their
+# elements, keys and positions unioned). Each path through conditional stores makes its own
+# dict (`d["a"] = x` on one branch, not on the other), so without a bound the containers of one
+# name grow with the paths: 127k dicts for transformers' `config_dict` in
+# `PreTrainedConfig._get_config_dict`, 4 GB and minutes for one call site.
+MAX_CONTAINER_VALUES = 16
+
+
+def widen_containers(values: FrozenSet[Value]) -> FrozenSet[Value]:
+    """`values`, with its containers merged by kind when there are more than
+    MAX_CONTAINER_VALUES. The merge holds every element each one held (under each key, at each
+    position where all agree on the length), so what a call on an element may run only grows."""
+    if len(values) <= MAX_CONTAINER_VALUES:
+        return values
+    seqs = [v for v in values if v.__class__ is VSeq]
+    if len(seqs) <= MAX_CONTAINER_VALUES:
+        return values
+    by_kind: dict[str, list[VSeq]] = {}
+    for v in seqs:
+        by_kind.setdefault(v.kind, []).append(v)
+    out = set(values).difference(seqs)
+    for kind, group in by_kind.items():
+        out.add(_merged(kind, group))
+    return frozenset(out)
+
+
+def _merged(kind: str, group: list["VSeq"]) -> "VSeq":
+    elems = frozenset().union(*(v.elems for v in group))
+    items = keys = None
+    lengths = {len(v.items) if v.items is not None else -1 for v in group}
+    if len(lengths) == 1 and -1 not in lengths:
+        items = tuple(frozenset().union(*column) for column in zip(*(v.items for v in group)))
+    if all(v.keys is not None for v in group):
+        table: dict = {}
+        for v in group:
+            for k, kv in v.keys:
+                table[k] = table.get(k, EMPTY) | kv
+        keys = tuple(sorted(table.items(), key=lambda kv: repr(kv[0])))
+    return VSeq(elems, kind, items, keys)
+
 
 def memoised(table: dict, key, tags: set, compute) -> FrozenSet[Value]:
     """`compute(tags)`'s values and the rules that typed them, memoised in `table`; an entry in
@@ -195,7 +235,7 @@ def memoised(table: dict, key, tags: set, compute) -> FrozenSet[Value]:
         return hit[0]
     table[key] = _IN_PROGRESS
     found: set = set()
-    result = frozenset(compute(found))
+    result = widen_containers(frozenset(compute(found)))
     table[key] = (result, frozenset(found))
     tags |= found
     return result
@@ -274,7 +314,7 @@ def cap(values: FrozenSet[Value], depth: int = 0) -> FrozenSet[Value]:
                 out.add(VSeq(cap(v.elems, depth + 1), v.kind, items, keys))
         else:
             out.add(v)
-    return frozenset(out)
+    return widen_containers(frozenset(out))
 
 
 def unknown(why: str) -> FrozenSet[Value]:
