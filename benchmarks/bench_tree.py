@@ -15,6 +15,15 @@ DeepseekV2Model.forward is in the graph (every consecutive pair an edge, names m
 
 Targets for ours (2-core machine): cold <= 60 s, warm <= 10 s, RSS <= 2 GB, flagship chain in
 the graph. See docs/benchmarks.md.
+
+`--tree` picks the trees, side by side (peers run on SGLang only, the tree their chain is about):
+
+    python3 benchmarks/bench_tree.py --tree transformers,vllm,sglang --tools ours
+
+transformers 5.23.0 (`transformers/`, 2,860 files) and vLLM 0.33.0 (`vllm/`) are exported
+the same way; their targets: cold <= 120 CPU s and <= 2 GB (issue 17). Our runs go under an
+address-space limit (`--as-limit-gb`, default 8) so a regression cannot take a shared machine
+down: it ends as exit 4 (MemoryError), a crash row.
 """
 from __future__ import annotations
 
@@ -39,6 +48,10 @@ from peers import TOOLS, summarize  # noqa: E402
 from upstream import cache_dir, fetch  # noqa: E402  (tests/upstream.py: pip download + unpack, cached)
 
 TREE_SPEC = "sglang==0.5.23"
+# name -> (pinned wheel, folder exported inside it)
+TREES = {"sglang": (TREE_SPEC, "sglang/srt"), "transformers": ("transformers==5.23.0", "transformers"),
+         "vllm": ("vllm==0.33.0", "vllm")}
+TREE_TARGETS = {"transformers": {"cpu_s": 120, "rss_mb": 2048}, "vllm": {"cpu_s": 120, "rss_mb": 2048}}
 
 # tool -> pip requirements of its virtual environment (versions found with `pip index versions`).
 PEER_PACKAGES = {
@@ -237,7 +250,7 @@ def run_peer(tool: str, tree: Path, import_root: Path, venvs: Path, limit: float
 
 
 # -- ours --------------------------------------------------------------------------------------
-def run_ours(tree: Path, limit: float, work: Path) -> list[dict]:
+def run_ours(tree: Path, limit: float, work: Path, as_limit_gb: float = 0) -> list[dict]:
     cache = Path(tempfile.mkdtemp(prefix="cg-bench-tree-"))
     cache_j2 = Path(tempfile.mkdtemp(prefix="cg-bench-tree-j2-"))
     rows = []
@@ -247,6 +260,8 @@ def run_ours(tree: Path, limit: float, work: Path) -> list[dict]:
             out, err = work / f"ours-{phase}.json", work / f"ours-{phase}.stderr"
             argv = [sys.executable, "-m", "callgraph.cli", "export", "--root", str(tree), "--format", "json",
                     "-o", str(out), "--cache-dir", str(where), *extra]
+            if as_limit_gb and shutil.which("prlimit"):
+                argv = ["prlimit", f"--as={int(as_limit_gb * 1e9)}", *argv]
             print(f"[ours] {phase} (limit {limit:.0f} s) ...", flush=True)
             run = timed(argv, HERE, limit, work / "ours.stdout", err)
             row = describe("ours", phase, run, out, err, limit)
@@ -272,12 +287,12 @@ def _git_head() -> str:
 def fmt(row: dict) -> str:
     edges = f"{row['edges']:>9,}" if "edges" in row else f"{'-':>9}"
     in_tree = f"{row['edges_in_tree']:>9,}" if "edges_in_tree" in row else f"{'-':>9}"
-    chain = {True: "yes", False: "NO"}.get(row.get("flagship"), "-")
-    return (f"{row['tool']:10} {row['phase']:7} {row['seconds']:8.1f} {row['cpu_s']:8.1f} {row['rss_mb']:8,} {edges} {in_tree} "
-            f"{chain:6} {row['status']}")
+    chain = {True: "yes", False: "NO"}.get(row.get("flagship"), "-") if row.get("tree", "sglang") == "sglang" else "-"
+    return (f"{row.get('tree', 'sglang'):12} {row['tool']:10} {row['phase']:7} {row['seconds']:8.1f} {row['cpu_s']:8.1f} "
+            f"{row['rss_mb']:8,} {edges} {in_tree} {chain:6} {row['status']}")
 
 
-HEADER = (f"{'tool':10} {'phase':7} {'seconds':>8} {'CPU s':>8} {'RSS MB':>8} {'edges':>9} {'in tree':>9} "
+HEADER = (f"{'tree':12} {'tool':10} {'phase':7} {'seconds':>8} {'CPU s':>8} {'RSS MB':>8} {'edges':>9} {'in tree':>9} "
           f"{'chain':6} status")
 
 
@@ -289,38 +304,52 @@ def main() -> int:
     parser.add_argument("--venvs", type=Path, default=None,
                         help="folder of the peers' virtual environments (default: <test cache>/bench-venvs)")
     parser.add_argument("--json", help="also write the rows here (rewritten after each tool)")
+    parser.add_argument("--tree", default="sglang",
+                        help=f"comma-separated, from {','.join(TREES)} (default: sglang)")
+    parser.add_argument("--as-limit-gb", type=float, default=8,
+                        help="address-space limit of our runs, GB (default 8; 0: none)")
     ns = parser.parse_args()
     tools = [t.strip() for t in ns.tools.split(",") if t.strip()]
     bad = [t for t in tools if t not in TOOLS]
     if bad:
         parser.error(f"unknown tool(s) {', '.join(bad)}; choose from {', '.join(TOOLS)}")
+    trees = [t.strip() for t in ns.tree.split(",") if t.strip()]
+    bad = [t for t in trees if t not in TREES]
+    if bad:
+        parser.error(f"unknown tree(s) {', '.join(bad)}; choose from {', '.join(TREES)}")
     tools = sorted(tools, key=lambda t: (t == "ours", TOOLS.index(t)))  # ours last
     venvs = (ns.venvs or cache_dir() / "bench-venvs").resolve()
     if venvs == HERE or HERE in venvs.parents:
         parser.error(f"--venvs must be outside the repository: {venvs}")
 
-    import_root = fetch(TREE_SPEC)
-    tree = import_root / "sglang" / "srt"
-    files = sum(1 for _ in tree.rglob("*.py"))
-    meta = {"date": datetime.date.today().isoformat(), "tree": str(tree), "files": files,
-            "cpus": os.cpu_count(), "python": platform.python_version(), "limit_s": ns.limit}
-    print(f"tree: {tree} ({files} files), {os.cpu_count()} CPUs, limit {ns.limit:.0f} s", flush=True)
+    meta = {"date": datetime.date.today().isoformat(), "trees": {}, "cpus": os.cpu_count(),
+            "python": platform.python_version(), "limit_s": ns.limit, "as_limit_gb": ns.as_limit_gb}
     rows: list[dict] = []
     work = Path(tempfile.mkdtemp(prefix="cg-bench-tree-work-"))
     try:
-        for tool in tools:
-            if tool == "ours":
-                new = run_ours(tree, ns.limit, work)
-            else:
-                new = run_peer(tool, tree, import_root, venvs, ns.limit, work)
-            for row in new:
-                print(fmt(row), flush=True)
-                if row.get("missing"):
-                    print(f"{'':16} missing: {'; '.join(row['missing'])}", flush=True)
-                    print(f"{'':16} instead: {'; '.join(row['instead'])}", flush=True)
-            rows.extend(new)
-            if ns.json:
-                Path(ns.json).write_text(json.dumps({"meta": meta, "rows": rows}, indent=2))
+        for name in trees:
+            spec, sub = TREES[name]
+            import_root = fetch(spec)
+            tree = import_root / sub
+            files = sum(1 for _ in tree.rglob("*.py"))
+            meta["trees"][name] = {"path": str(tree), "files": files}
+            print(f"tree {name}: {tree} ({files} files), {os.cpu_count()} CPUs, limit {ns.limit:.0f} s", flush=True)
+            for tool in tools:
+                if tool == "ours":
+                    new = run_ours(tree, ns.limit, work, ns.as_limit_gb)
+                elif name == "sglang":
+                    new = run_peer(tool, tree, import_root, venvs, ns.limit, work)
+                else:
+                    continue  # the peers' chain is SGLang's
+                for row in new:
+                    row["tree"] = name
+                    print(fmt(row), flush=True)
+                    if row.get("missing"):
+                        print(f"{'':16} missing: {'; '.join(row['missing'])}", flush=True)
+                        print(f"{'':16} instead: {'; '.join(row['instead'])}", flush=True)
+                rows.extend(new)
+                if ns.json:
+                    Path(ns.json).write_text(json.dumps({"meta": meta, "rows": rows}, indent=2))
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print()
@@ -328,11 +357,18 @@ def main() -> int:
     for row in rows:
         print(fmt(row))
     for row in rows:
-        if row["tool"] == "ours" and row["phase"] in TARGETS:
+        if row["tool"] != "ours":
+            continue
+        if row["tree"] == "sglang" and row["phase"] in TARGETS:
             t = TARGETS[row["phase"]]
             met = (row["status"] == "ok" and row["seconds"] <= t["seconds"] and row["rss_mb"] <= t["rss_mb"]
                    and row.get("flagship"))
-            print(f"target ours {row['phase']}: <= {t['seconds']} s, <= {t['rss_mb']} MB, chain: "
+            print(f"target ours sglang {row['phase']}: <= {t['seconds']} s, <= {t['rss_mb']} MB, chain: "
+                  f"{'met' if met else 'NOT met'}")
+        elif row["tree"] in TREE_TARGETS and row["phase"] == "cold":
+            t = TREE_TARGETS[row["tree"]]
+            met = row["status"] == "ok" and row["cpu_s"] <= t["cpu_s"] and row["rss_mb"] <= t["rss_mb"]
+            print(f"target ours {row['tree']} cold: <= {t['cpu_s']} CPU s, <= {t['rss_mb']} MB: "
                   f"{'met' if met else 'NOT met'}")
     return 0
 
