@@ -95,7 +95,7 @@ def _run(argv: list[str]) -> tuple[int, str]:
     return code, err.getvalue()
 
 
-def run(start: int, count: int, keep: Path | None = None, report=print) -> list[Outcome]:
+def run(start: int, count: int, keep: Path | None = None, report=print, progress: int = 0) -> list[Outcome]:
     out = []
     work = Path(tempfile.mkdtemp(prefix="callgraph-fuzz-"))
     try:
@@ -107,6 +107,8 @@ def run(start: int, count: int, keep: Path | None = None, report=print) -> list[
                 if keep is not None:
                     shutil.copytree(work / f"p{seed}", keep / f"p{seed}", dirs_exist_ok=True)
             shutil.rmtree(work / f"p{seed}", ignore_errors=True)
+            if progress and len(out) % progress == 0:  # partial counts survive a stopped run
+                report(f"after {len(out)} seeds: {json.dumps(summary(out))}")
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return out
@@ -131,7 +133,7 @@ def main_cli() -> int:
         args.keep.mkdir(parents=True, exist_ok=True)
     t0, c0 = time.perf_counter(), time.process_time()
     outcomes = run(args.start, args.count, args.keep,
-                   report=lambda line: print(line, file=sys.stderr, flush=True))
+                   report=lambda line: print(line, file=sys.stderr, flush=True), progress=500)
     result = summary(outcomes)
     result["seconds"] = round(time.perf_counter() - t0, 1)
     result["cpu_seconds"] = round(time.process_time() - c0, 1)
