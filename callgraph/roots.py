@@ -12,6 +12,7 @@ import importlib.util
 import io
 import os
 import re
+import sys
 import tokenize
 from dataclasses import dataclass
 from pathlib import Path
@@ -168,6 +169,19 @@ def _module_exists(base: Path, dotted: str) -> bool:
     )
 
 
+# PEP 695 (Python 3.12): `type X = ...`, `def f[T](...)`, `class C[T]:`; older parsers say
+# only "invalid syntax" there.
+_PEP695 = re.compile(r"^\s*(?:type\s+\w+\s*(?:\[[^\]]*\])?\s*=|(?:async\s+)?def\s+\w+\s*\[|class\s+\w+\s*\[)")
+
+
+def _newer_syntax(exc: SyntaxError) -> str:
+    """A hint where a file uses syntax newer than the Python running callgraph."""
+    if sys.version_info < (3, 12) and exc.text and _PEP695.match(exc.text):
+        return (f" (type parameter syntax, PEP 695, needs Python 3.12; callgraph runs on "
+                f"{sys.version_info.major}.{sys.version_info.minor})")
+    return ""
+
+
 def decode_source(data: bytes) -> str:
     """Source bytes as Python reads them: a BOM or a PEP 263 coding cookie (`# -*- coding:
     latin-1 -*-`) names the encoding, else UTF-8. Raises UnicodeDecodeError, or SyntaxError
@@ -192,7 +206,7 @@ def parse_bytes(data: bytes, filename: str = "<unknown>") -> tuple[ast.Module | 
         return ast.parse(text, filename=filename), None
     except SyntaxError as exc:
         where = f" at line {exc.lineno}" if exc.lineno else ""
-        return None, f"syntax error{where}: {exc.msg}"
+        return None, f"syntax error{where}: {exc.msg}{_newer_syntax(exc)}"
     except MemoryError:
         return None, "too deeply nested for Python's parser (MemoryError)"
     except RecursionError:

@@ -127,3 +127,19 @@ def test_name_too_deep_never_reads_as_unreachable(tmp_path, capsys):
     assert code == 0, err
     assert ("m.other", "m.leaf") in _edges(graph)
     assert any(u["why"] == TOO_DEEP for u in graph["unresolved"])
+
+
+@pytest.mark.parametrize("line", ["type Alias = list[int]", "def first[T](xs: list[T]) -> T: ...",
+                                  "class Box[T]: ..."])
+def test_newer_syntax_is_named(line, tmp_path, capsys):
+    """PEP 695 syntax on a Python before 3.12: the warning says why, not only 'invalid syntax'."""
+    import sys
+
+    root = _tree(tmp_path, {"good.py": GOOD, "new.py": line + "\n"})
+    code, graph, err = _export(root, tmp_path, capsys)
+    assert code == 0, err
+    if sys.version_info < (3, 12):
+        assert "skipping new.py: syntax error at line 1: " in err, err
+        assert "(type parameter syntax, PEP 695, needs Python 3.12; callgraph runs on 3." in err, err
+    else:
+        assert "skipping new.py" not in err, err
