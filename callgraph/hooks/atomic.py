@@ -91,3 +91,36 @@ def clean_temps(root: Path) -> int:
             p.unlink()
             n += 1
     return n
+
+
+# torch.save reports a failed write (a full disk, a lost mount) as a RuntimeError from its zip
+# writer, never as the OSError underneath; these are the words it uses.
+_TORCH_WRITE_FAILED = ("PytorchStreamWriter failed", "file write failed", "inline_container")
+
+
+def atomic_torch_save(path: Path, data) -> int:
+    """`torch.save(data)` to `path` the crash-safe way; a failed write is an OSError (ENOSPC
+    where the disk is full), so the command says so in one line instead of an internal error."""
+    import errno
+
+    import torch
+
+    def save(f):
+        try:
+            torch.save(data, f)
+        except RuntimeError as exc:
+            if not any(words in str(exc) for words in _TORCH_WRITE_FAILED):
+                raise
+            full = _free_bytes(Path(path).parent) == 0
+            raise OSError(errno.ENOSPC if full else errno.EIO,
+                          "no space left on device" if full else f"write failed ({exc})",
+                          str(path)) from None
+    return atomic_write(path, save)
+
+
+def _free_bytes(folder: Path) -> int | None:
+    try:
+        st = os.statvfs(folder)
+    except OSError:
+        return None
+    return st.f_bavail * st.f_frsize

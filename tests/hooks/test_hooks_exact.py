@@ -163,6 +163,8 @@ def dying(path, write):
         os._exit(9)                       # killed between two files: some are whole, some not yet
     return real(path, write)
 sf.atomic_write = st.atomic_write = sp.atomic_write = mo.atomic_write = dying
+import torch
+sf.atomic_torch_save = mo.atomic_torch_save = lambda path, data: dying(path, lambda f: torch.save(data, f))
 shard = int(sys.argv[4]) or None
 t.run_dump(tiny.llama(), t.ROWS, sys.argv[2], sys.argv[3], shard, 3, "inference_mode", "cpu")
 """

@@ -169,3 +169,27 @@ def test_resume_refuses_a_dump_of_a_release_known_to_write_wrong_data(tmp_path):
     path.write_text(json.dumps(dict(manifest, tool_version="0.1.0", format="specforge")))
     with pytest.raises(ResumeMismatch, match="format: 'specforge' there"):   # the usual check
         tiny.dump(model, ROWS, tmp_path)
+
+
+@pytest.mark.parametrize("fmt", ["specforge", "modelopt"])
+def test_a_full_disk_is_one_line_exit_3(tmp_path, fmt, monkeypatch, capsys):
+    """torch.save says a failed write with a RuntimeError; on a full disk it is ENOSPC, exit 3."""
+    import callgraph.hooks.atomic as atomic
+    from callgraph.cli import main
+
+    def full(obj, f, *a, **kw):
+        f.write(b"PK")
+        raise RuntimeError("[enforce fail at inline_container.cc:664] . PytorchStreamWriter "
+                           "failed writing file data/0: file write failed")
+    monkeypatch.setattr(torch, "save", full)
+    monkeypatch.setattr(atomic, "_free_bytes", lambda folder: 0)
+    model_dir = tmp_path / "model"
+    tiny.llama_config().save_pretrained(model_dir)
+    data = tiny.write_jsonl(tmp_path / "d.jsonl", ROWS[:3])
+    rc = main(["dump", "--model", str(model_dir), "--random-init", "--data", str(data), "--out",
+               str(tmp_path / "out"), "--format", fmt, "--device", "cpu", "--layers", "1,3,5",
+               "--convention", "output"])
+    err = capsys.readouterr().err
+    assert rc == 3 and "no space left on device" in err.splitlines()[-1].lower(), err
+    assert "Traceback" not in err and "internal error" not in err
+    assert not list((tmp_path / "out").rglob("*.pt")) and not list((tmp_path / "out").rglob("*.ckpt"))

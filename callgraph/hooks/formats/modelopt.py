@@ -28,7 +28,7 @@ from pathlib import Path
 
 import torch
 
-from ..atomic import atomic_write
+from ..atomic import atomic_torch_save
 from ..layers import LayerSelection
 from . import Format, Sample
 
@@ -66,7 +66,7 @@ class ModelOptFormat(Format):
             "loss_mask": s.loss_mask.to(torch.int64).clone(),
             "conversation_id": s.id,
         }
-        return atomic_write(sample_path(self.out_dir, s.id), lambda f: torch.save(data, f))
+        return atomic_torch_save(sample_path(self.out_dir, s.id), data)
 
     def write(self, samples: list[Sample]) -> int:
         self.out_dir.mkdir(parents=True, exist_ok=True)

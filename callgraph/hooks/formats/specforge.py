@@ -15,7 +15,7 @@ from pathlib import Path
 
 import torch
 
-from ..atomic import atomic_write
+from ..atomic import atomic_torch_save
 from . import Format, Sample
 
 GROUP = 2000
@@ -49,7 +49,7 @@ class SpecForgeFormat(Format):
         }
         path = sample_path(self.out_dir, s.id)
         path.parent.mkdir(parents=True, exist_ok=True)
-        return atomic_write(path, lambda f: torch.save(data, f))
+        return atomic_torch_save(path, data)
 
     def write(self, samples: list[Sample]) -> int:
         if self._pool is None or len(samples) < 2:
