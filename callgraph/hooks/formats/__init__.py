@@ -6,6 +6,7 @@ what outlives the call), and is closed once. Registry order is the `--format` ch
 """
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -78,6 +79,29 @@ class Format:
     def audit(self) -> list[str]:
         """Problems of the format's own bookkeeping (index, headers), one line each."""
         return []
+
+
+class FilePerSample(Format):
+    """A format of one file a sample: the files of a batch are written by a small thread pool
+    (the disk works on several at once), each by `_write_one`, before `write` returns."""
+
+    def __init__(self, out_dir: Path, io_threads: int = 8, **_):
+        super().__init__(out_dir)
+        self._pool = ThreadPoolExecutor(max_workers=io_threads) if io_threads > 1 else None
+
+    def _write_one(self, sample: Sample) -> int:
+        raise NotImplementedError
+
+    def write(self, samples: list[Sample]) -> int:
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        if self._pool is None or len(samples) < 2:
+            return sum(self._write_one(s) for s in samples)
+        return sum(self._pool.map(self._write_one, samples))
+
+    def close(self) -> int:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+        return 0
 
 
 def get_format(name: str):

@@ -23,14 +23,13 @@ own sample.
 from __future__ import annotations
 
 import re
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import torch
 
 from ..atomic import atomic_torch_save
 from ..layers import LayerSelection
-from . import Format, Sample
+from . import FilePerSample, Sample
 
 _NAME = re.compile(r"^(\d+)\.pt$")
 
@@ -39,13 +38,9 @@ def sample_path(out_dir: Path, idx: int) -> Path:
     return Path(out_dir) / f"{idx}.pt"
 
 
-class ModelOptFormat(Format):
+class ModelOptFormat(FilePerSample):
     name = "modelopt"
     sample_overhead = 2200   # torch.save's zip container and pickle, measured on torch 2.13
-
-    def __init__(self, out_dir: Path, io_threads: int = 8, **_):
-        super().__init__(out_dir)
-        self._pool = ThreadPoolExecutor(max_workers=io_threads) if io_threads > 1 else None
 
     def describe_layers(self, selection: LayerSelection, manifest: dict) -> dict:
         return {"modelopt": {
@@ -68,16 +63,6 @@ class ModelOptFormat(Format):
         }
         return atomic_torch_save(sample_path(self.out_dir, s.id), data)
 
-    def write(self, samples: list[Sample]) -> int:
-        self.out_dir.mkdir(parents=True, exist_ok=True)
-        if self._pool is None or len(samples) < 2:
-            return sum(self._write_one(s) for s in samples)
-        return sum(self._pool.map(self._write_one, samples))
-
-    def close(self) -> int:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True)
-        return 0
 
     def read(self, sample_id: int) -> dict:
         d = torch.load(sample_path(self.out_dir, sample_id), weights_only=True)

@@ -10,13 +10,12 @@ existence alone.
 from __future__ import annotations
 
 import re
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import torch
 
 from ..atomic import atomic_torch_save
-from . import Format, Sample
+from . import FilePerSample, Sample
 
 GROUP = 2000
 _NAME = re.compile(r"data_(\d+)\.ckpt$")
@@ -27,13 +26,9 @@ def sample_path(out_dir: Path, idx: int, group: int = GROUP) -> Path:
     return Path(out_dir) / f"rows_{g}-{g + group}" / f"data_{idx}.ckpt"
 
 
-class SpecForgeFormat(Format):
+class SpecForgeFormat(FilePerSample):
     name = "specforge"
     sample_overhead = 2400   # torch.save's zip container and pickle, measured on torch 2.13
-
-    def __init__(self, out_dir: Path, io_threads: int = 8, **_):
-        super().__init__(out_dir)
-        self._pool = ThreadPoolExecutor(max_workers=io_threads) if io_threads > 1 else None
 
     def done_ids(self) -> set[int]:
         return {int(m.group(1)) for p in self.out_dir.glob("rows_*/data_*.ckpt")
@@ -51,11 +46,6 @@ class SpecForgeFormat(Format):
         path.parent.mkdir(parents=True, exist_ok=True)
         return atomic_torch_save(path, data)
 
-    def write(self, samples: list[Sample]) -> int:
-        if self._pool is None or len(samples) < 2:
-            return sum(self._write_one(s) for s in samples)
-        return sum(self._pool.map(self._write_one, samples))
-
     def audit(self) -> list[str]:
         return [f"{p.relative_to(self.out_dir)}: not where sample {m.group(1)} belongs "
                 f"({sample_path(self.out_dir, int(m.group(1))).relative_to(self.out_dir)})"
@@ -64,8 +54,3 @@ class SpecForgeFormat(Format):
 
     def read(self, sample_id: int) -> dict:
         return torch.load(sample_path(self.out_dir, sample_id), weights_only=True)
-
-    def close(self) -> int:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True)
-        return 0

@@ -33,7 +33,6 @@ rename), and a temp name does not end in `.safetensors`, so resume (and speculat
 from __future__ import annotations
 
 import re
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import torch
@@ -42,7 +41,7 @@ from safetensors.torch import load_file, save
 
 from ..atomic import atomic_write
 from ..layers import LayerSelection
-from . import Format, Sample
+from . import FilePerSample, Sample
 
 _NAME = re.compile(r"^hs_(\d+)\.safetensors$")
 
@@ -51,13 +50,9 @@ def sample_path(out_dir: Path, idx: int) -> Path:
     return Path(out_dir) / f"hs_{idx}.safetensors"
 
 
-class SpeculatorsFormat(Format):
+class SpeculatorsFormat(FilePerSample):
     name = "speculators"
     sample_overhead = 280    # the safetensors header with its metadata, measured (safetensors 0.8)
-
-    def __init__(self, out_dir: Path, io_threads: int = 8, **_):
-        super().__init__(out_dir)
-        self._pool = ThreadPoolExecutor(max_workers=io_threads) if io_threads > 1 else None
 
     # ---- layers ----------------------------------------------------------------------------
     def select_layers(self, selection: LayerSelection) -> LayerSelection:
@@ -105,16 +100,6 @@ class SpeculatorsFormat(Format):
         raw = save(data, metadata={"format": "callgraph-speculators-1", "sample": str(s.id)})
         return atomic_write(sample_path(self.out_dir, s.id), lambda f: f.write(raw))
 
-    def write(self, samples: list[Sample]) -> int:
-        self.out_dir.mkdir(parents=True, exist_ok=True)
-        if self._pool is None or len(samples) < 2:
-            return sum(self._write_one(s) for s in samples)
-        return sum(self._pool.map(self._write_one, samples))
-
-    def close(self) -> int:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True)
-        return 0
 
     # ---- reading ---------------------------------------------------------------------------
     def read(self, sample_id: int) -> dict:
