@@ -384,6 +384,18 @@ def _walk_kind(cls: type) -> tuple[int, tuple[str, ...]]:
     return row
 
 
+def dotted_text(node: ast.AST) -> str | None:
+    """`a.b.c` for a chain of attributes on a name; None for anything else."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
 def decorator_name(node: ast.expr) -> str:
     if isinstance(node, ast.Call):
         node = node.func

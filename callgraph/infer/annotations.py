@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 from typing import FrozenSet
 
-from ..index.scopes import FuncInfo, first_param
+from ..index.scopes import FuncInfo, dotted_text, first_param
 from ..semantics import open_values
 from ..semantics.protocol import Scope
 from ..values import EMPTY, NONE, Ctx, Value, VClass, VConst, VExt, VInst, VSeq, VUnknown, memoised, unknown
@@ -76,7 +76,7 @@ class Annotations:
                 out.add(open_values.annotated(v.name))
             elif isinstance(v, VUnknown):
                 out.add(v)
-        return frozenset(out) or unknown(f"annotation {_dotted_text(ann) or type(ann).__name__} not read")
+        return frozenset(out) or unknown(f"annotation {dotted_text(ann) or type(ann).__name__} not read")
 
     def _generic_annotation(self, ann: ast.Subscript, scope: Scope) -> FrozenSet[Value]:
         head = self.eval(ann.value, scope, set())
@@ -101,16 +101,6 @@ class Annotations:
         classes = [v for v in head if isinstance(v, VClass)]
         if classes and len(classes) == len(head):  # an in-tree generic class: `Registry[T]`
             return frozenset(VInst(c.qual, exact=False) for c in classes)
-        text = _dotted_text(ann.value) or "a generic"
+        text = dotted_text(ann.value) or "a generic"
         return unknown(f"{text}[...] known only by an annotation: not read")
 
-
-def _dotted_text(node: ast.AST) -> str | None:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    parts.append(node.id)
-    return ".".join(reversed(parts))

@@ -14,7 +14,7 @@ import builtins
 from typing import Callable, FrozenSet, Iterable
 
 from ..index.project import Project
-from ..index.scopes import MODULE_CODE, Binding, FuncInfo, ModuleInfo, first_param
+from ..index.scopes import MODULE_CODE, Binding, FuncInfo, ModuleInfo, dotted_text, first_param
 from ..semantics import contextmanager, decorators, open_values
 from ..semantics.builtins_model import builtin_lacks
 from ..semantics.protocol import Scope
@@ -149,7 +149,7 @@ class Evaluator(Sequences, Annotations):
         """The class a user --bind names for this call's callee expression, if any."""
         if not self.binds:
             return None
-        text = _dotted_text(node.func)
+        text = dotted_text(node.func)
         if text is None:
             return None
         for key, qual in self.binds.items():
@@ -397,16 +397,6 @@ def _binding_pos(b) -> tuple:
         return (-1, -1, "", "", ())
     return (getattr(b.expr, "lineno", 0), getattr(b.expr, "col_offset", 0), b.kind, b.target, b.path)
 
-
-def _dotted_text(node: ast.AST) -> str | None:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    parts.append(node.id)
-    return ".".join(reversed(parts))
 
 
 
