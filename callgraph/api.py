@@ -96,6 +96,17 @@ class Analysis:
             return Node(qual, cls.module.display, cls.line)
         return Node(qual, "", 0)
 
+    def classes_named_in(self, proof: Proof) -> set[str]:
+        """The classes among the qualified names a proof shows, so its text can say
+        `Class.method`. A cached answer parsed nothing: the modules those names live in are
+        loaded here (a handful of files), as `node` does."""
+        names = {proof.entry, proof.target, *(u.caller for u in proof.unresolved)}
+        for path in (proof.path, *proof.all_paths):
+            names.update(q for h in path for q in (h.caller, h.callee))
+        for qual in names:
+            self.node(qual)
+        return set(self.project.classes)
+
     def function_at(self, path: str | Path, line: int) -> str | None:
         p = Path(path)
         if not p.is_absolute():

@@ -35,7 +35,7 @@ def reach(entry, target, roots, package, binds, cache_dir, no_cache, as_json, al
     if as_json:
         click.echo(json.dumps(proof.to_json(), indent=2))
     else:
-        click.echo(proof_text(proof, set(analysis.project.classes)))
+        click.echo(proof_text(proof, analysis.classes_named_in(proof)))
     return int({"reached": ExitCode.REACHED, "unreachable": ExitCode.UNREACHABLE,
                 "unknown": ExitCode.UNKNOWN}[proof.verdict.value])
 
