@@ -1,7 +1,7 @@
 """The issue's acceptance: `reach` on pinned real trees (SGLang 0.5.23, transformers 5.23.0,
 vLLM 0.33.0).
 
-Each case in real_cases.json names its wheel, the root inside it, the expected verdict and, for
+Each case in real_cases/*.json (one file per tree, so work on different trees does not collide) names its wheel, the root inside it, the expected verdict and, for
 reached cases, the exact path and call sites, with the upstream line of each hop as evidence.
 Cases marked unreachable are *truly* unreachable (the evidence says what was checked): the
 analysis must never report them reached; unreachable, or unknown naming its blockers, passes.
@@ -19,7 +19,9 @@ import pytest
 from callgraph.cli import main
 from test_fixtures import _proof, check_case
 
-CASES = json.loads((Path(__file__).with_name("real_cases.json")).read_text())
+CASES = [case for path in sorted((Path(__file__).parent / "real_cases").glob("*.json"))
+         for case in json.loads(path.read_text())]
+assert len({c["id"] for c in CASES}) == len(CASES), "real case ids must be unique"
 
 
 @pytest.mark.real
