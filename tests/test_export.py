@@ -137,6 +137,37 @@ def test_callers_command(capsys):
     assert {"caller", "callee", "site", "rule"} <= set(data["edges"][0])
 
 
+QWEN2_MODEL = "sglang.srt.models.qwen2.Qwen2Model.forward"
+
+
+def test_callers_never_shows_an_unproven_path_unlabelled(capsys):
+    """Issue 16: `callers Qwen2Model --paths` listed Kimi with a 3-hop path through the shared
+    helper, while `reach` (and the contract kimi-not-qwen2) says Kimi never gets there. The
+    whole-tree graph is context-insensitive: every output says so, and --verify asks reach."""
+    assert main(["reach", "KimiK25ForConditionalGeneration", "Qwen2Model", "--root", str(ROOT),
+                 "--no-cache"]) == 1
+    capsys.readouterr()
+    assert main(["callers", "Qwen2Model", "--root", str(ROOT), "--no-cache", "--paths"]) == 0
+    got = capsys.readouterr()
+    assert KIMI in got.out.splitlines()  # the over-approximation itself...
+    assert "over-approximation" in got.out.splitlines()[0]  # ...labelled where the paths are
+    assert "over-approximation" in got.err
+    assert main(["callers", "Qwen2Model", "--root", str(ROOT), "--no-cache", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["precision"] == "context-insensitive" and "over-approximation" in data["note"]
+
+    assert main(["callers", "Qwen2Model", "--root", str(ROOT), "--no-cache", "--paths", "--verify"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert f"{KIMI}   [unreachable]" in out
+    kimi = out.index(f"{KIMI}   [unreachable]")
+    assert not out[kimi + 1].startswith("  →")  # no path printed for what reach refutes
+    vl = "sglang.srt.models.qwen2_vl.Qwen2VLForConditionalGeneration.forward"
+    assert f"{vl}   [reached]" in out and "over-approximation" not in "\n".join(out)
+    assert main(["callers", "Qwen2Model", "--root", str(ROOT), "--no-cache", "--verify", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["verdicts"][KIMI] == "unreachable" and data["verdicts"][vl] == "reached"
+
+
 def test_callees_command(capsys):
     assert main(["callees", "KimiK25ForConditionalGeneration", "--root", str(ROOT), "--no-cache"]) == 0
     assert DS_MODEL in capsys.readouterr().out.splitlines()
