@@ -19,6 +19,7 @@ from ..gate.junit import write_junit
 from ..gate.patch import read_patch, touched_functions
 from ..gate.report import render_github, render_json, render_text
 from ..gate.results import exit_code
+from ..exit_codes import ExitCode
 from .common import parse_binds
 
 
@@ -60,12 +61,13 @@ def check(config_path, contract_ids, junit_xml, baseline, update_baseline, fail_
     cfg = load_config(config_path, Path.cwd(), overrides, required=patch_file is None)
     analyses = Analyses(cache_dir=cache_dir, use_cache=not no_cache)
     notes: list[str] = []
+    unchecked: list[str] = []
     if patch_file is not None:
         if contract_ids or update_baseline or baseline:
             raise click.UsageError("--patch checks the patch's functions only; it takes no "
                                    "--contract, --baseline or --update-baseline")
         cfg = replace(cfg, baseline=None)
-        contracts, notes = _patch_contracts(cfg, Path(patch_file), analyses)
+        contracts, notes, unchecked = _patch_contracts(cfg, Path(patch_file), analyses)
     else:
         contracts = _select(cfg, contract_ids)
     old = {}
@@ -78,12 +80,18 @@ def check(config_path, contract_ids, junit_xml, baseline, update_baseline, fail_
         results = with_drift(results, old)
     code = exit_code(results, cfg.unknown, cfg.fail_on_drift)
     patch = patch_file is not None
+    failure = None
+    if patch and code == ExitCode.OK and (not results or unchecked):
+        code = int(ExitCode.NOT_CHECKED)
+        failure = _not_checked(results, unchecked)
     if cfg.format == "json":
-        click.echo(render_json(results, code, patch, notes))
+        click.echo(render_json(results, code, patch, notes + ([failure] if failure else [])))
     elif cfg.format == "github":
         click.echo(render_github(results, cfg.unknown, cfg.fail_on_drift, patch, notes))
     else:
         click.echo(render_text(results, patch, notes))
+    if failure and cfg.format != "json":
+        click.echo(f"::error::callgraph: {failure}" if cfg.format == "github" else failure)
     if junit_xml:
         write_junit(Path(junit_xml), results, cfg.unknown, cfg.fail_on_drift, patch)
     if update_baseline:
@@ -115,7 +123,8 @@ def _patch_contracts(cfg: Config, patch_file: Path, analyses: Analyses):
         raise click.UsageError("--patch needs --entry NAME (or entries = in the [callgraph] config)")
     changes = read_patch(patch_file)
     an = analyses.get(cfg.scope)
-    touched, notes = touched_functions(changes, an, Path.cwd())
+    found = touched_functions(changes, an, Path.cwd())
+    touched = found.functions
     where = f"{cfg.source.name} [callgraph]" if cfg.source else "command line"
     contracts = []
     labels = labels_for(an, touched)
@@ -124,4 +133,13 @@ def _patch_contracts(cfg: Config, patch_file: Path, analyses: Analyses):
         contracts.append(Contract(
             id=labels[qualname], name=f"touched at {lines}",
             entries=cfg.entries, target=qualname, expect="reached", scope=cfg.scope, where=where))
-    return contracts, notes
+    return contracts, found.notes + [f"not checked: {u}" for u in found.unchecked], found.unchecked
+
+
+def _not_checked(results, unchecked: list[str]) -> str:
+    """Why a patch run that proved nothing wrong still fails (exit 5): a gate that checked
+    nothing, or skipped part of the patch, must not read as a pass."""
+    if not results:
+        return ("FAILED: 0 functions checked: the patch touches no function of the analysed tree "
+                "(its paths are not under the roots, or its hunks are not in the files); exit 5")
+    return f"FAILED: {len(unchecked)} part(s) of the patch could not be checked (notes above); exit 5"
