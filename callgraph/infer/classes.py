@@ -12,7 +12,7 @@ import ast
 from typing import FrozenSet
 
 from ..index.scopes import ClassInfo, FuncInfo, first_param
-from ..semantics import open_values
+from ..semantics import mro, open_values
 from ..semantics.protocol import Inference, Scope
 from ..values import Ctx, Value, VClass, VExt, VFunc, VInst, VSuper, VUnknown, memoised, ordered, unknown
 
@@ -61,25 +61,7 @@ class ClassModel:
             return self._mro[qual]
         self._mro[qual] = (qual,)
         parents = [b.qual for b in self.bases(qual) if isinstance(b, VClass) and b.qual != qual]
-        seqs = [list(self.mro(p)) for p in parents] + [parents]
-        result = [qual]
-        while True:
-            seqs = [s for s in seqs if s]
-            if not seqs:
-                break
-            for s in seqs:
-                head = s[0]
-                if not any(head in t[1:] for t in seqs):
-                    break
-            else:  # inconsistent hierarchy: fall back to depth-first order
-                for s in seqs:
-                    result.extend(x for x in s if x not in result)
-                break
-            result.append(head)
-            for t in seqs:
-                if t and t[0] == head:
-                    t.pop(0)
-        self._mro[qual] = tuple(result)
+        self._mro[qual] = mro.linearise(qual, parents, self.mro)
         return self._mro[qual]
 
     def external_bases(self, qual: str) -> list[str]:
@@ -204,8 +186,7 @@ class ClassModel:
         found = self.method(v.qual, attr)
         if found is not None:
             fn, owner = found
-            if owner != v.qual:
-                tags.add("mro")
+            mro.inherited(owner, v.qual, tags)
             out |= self._bind_method(fn, v, v.qual, tags)
         else:
             ca = self.class_attr(v.qual, attr)
@@ -263,8 +244,7 @@ class ClassModel:
         found = self.method(v.qual, attr)
         if found is not None:
             fn, owner = found
-            if owner != v.qual:
-                tags.add("mro")
+            mro.inherited(owner, v.qual, tags)
             if fn.kind == "classmethod":
                 return frozenset({VFunc(fn.qual, v)})
             if any(d in PROPERTY_DECORATORS for d in fn.decorators):

@@ -9,12 +9,13 @@ differ). The order of `REGISTRY` is the one order there is:
 - the precedence that names a hop: the rule that dispatched the call writes its name on the
   edge; a plain call of a function (`direct`) is named by the most specific rule that typed
   its receiver, the others are its `via`, in this order.
-Rules that type receivers inside the evaluator (MRO, `self.x` attributes, properties...) are
-registered from `core.py`; their code is where their `where` says.
+Rules that type receivers inside the evaluator's lookup have no `kinds`: their module holds
+the behaviour (`mro.py`), and `infer/` calls it where the lookup happens. Those still coded in
+`infer/` are registered from `core.py`; their code is where their `where` says.
 """
 from __future__ import annotations
 
-from . import builtins_model, callbacks, constructor, containers, contextmanager, core, decorators, direct, module_call, partial
+from . import builtins_model, callbacks, constructor, containers, contextmanager, core, decorators, direct, module_call, mro, partial
 from .rule import Call, Outcome, Rule
 
 REGISTRY: tuple[Rule, ...] = (
@@ -33,7 +34,7 @@ REGISTRY: tuple[Rule, ...] = (
     core.RETURN_TYPE,
     core.PARAM_BINDING,
     core.INIT_ATTRIBUTE,
-    core.MRO,
+    mro.RULE,
     constructor.RULE,
     decorators.RULE,
     direct.RULE,

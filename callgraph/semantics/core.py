@@ -72,13 +72,6 @@ class InitAttribute(Rule):
     where = ("infer/classes.py",)
 
 
-class Mro(Rule):
-    """a method inherited from a base class (C3 linearisation)"""
-
-    name = "mro"
-    where = ("infer/classes.py",)
-
-
 class IterProtocol(Rule):
     """implicit dunder calls: `for x in obj` calls `obj.__iter__()` and the iterator's `__next__()`"""
 
@@ -99,5 +92,4 @@ class External(Rule):
 
 BOUND, SUPER, CLASS_HIERARCHY, PROPERTY, JEDI = Bound(), Super(), ClassHierarchy(), Property(), Jedi()
 RETURN_TYPE, PARAM_BINDING, INIT_ATTRIBUTE = ReturnType(), ParamBinding(), InitAttribute()
-MRO = Mro()
 PROTOCOL, EXTERNAL = IterProtocol(), External()

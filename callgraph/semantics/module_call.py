@@ -9,6 +9,7 @@ subclass: each subclass that overrides `__call__` or `forward` is a target too
 from __future__ import annotations
 
 from ..values import VInst
+from . import mro
 from .rule import Call, Outcome, Rule
 
 
@@ -36,8 +37,7 @@ class ModuleCall(Rule):
                 rule = CALL_METHOD.name if i == 0 else "class-hierarchy"
                 out |= calls.invoke(dunder[0], inst, args, None, rule, d)
             elif fwd is not None and (cm.is_module(qual) or cm.external_bases(qual) or cm.unknown_bases(qual)):
-                if fwd[1] != qual:
-                    tags.add("mro")
+                mro.inherited(fwd[1], qual, tags)
                 rule = self.name if i == 0 else "class-hierarchy"
                 out |= calls.invoke(fwd[0], inst, args, None, rule, d)
             elif i == 0:
