@@ -12,7 +12,7 @@ import ast
 from typing import FrozenSet
 
 from ..index.scopes import ClassInfo, FuncInfo, first_param
-from ..semantics import mro, open_values
+from ..semantics import mro, open_values, properties
 from ..semantics.protocol import Inference, Scope
 from ..values import Ctx, Value, VClass, VExt, VFunc, VInst, VSuper, VUnknown, memoised, ordered, unknown
 
@@ -24,7 +24,6 @@ CONTAINER_ACCESS = {"__getitem__", "get", "pop", "values", "items", "__iter__", 
 # External bases that add no instance attributes or methods of their own.
 MARKER_BASES = {"builtins.object", "abc.ABC", "typing.Generic", "typing.Protocol", "typing_extensions.Protocol"}
 PROTOCOL_BASES = {"typing.Protocol", "typing_extensions.Protocol"}
-PROPERTY_DECORATORS = ("property", "cached_property", "functools.cached_property", "abc.abstractproperty")
 
 
 class ClassModel:
@@ -172,9 +171,8 @@ class ClassModel:
         return memoised(self._attr, (v, attr), tags, compute)
 
     def _bind_method(self, fn: FuncInfo, owner: Value, cls_qual: str, tags: set[str]) -> FrozenSet[Value]:
-        if any(d in PROPERTY_DECORATORS for d in fn.decorators):
-            tags.add("property")
-            return self.ev.returns(fn, Ctx(fn.qual, ((first_param(fn) or "self", frozenset({owner})),)))
+        if properties.is_property(fn):
+            return properties.read(self.ev, fn, owner, tags)
         if fn.kind == "staticmethod":
             return frozenset({VFunc(fn.qual)})
         if fn.kind == "classmethod":
@@ -247,8 +245,8 @@ class ClassModel:
             mro.inherited(owner, v.qual, tags)
             if fn.kind == "classmethod":
                 return frozenset({VFunc(fn.qual, v)})
-            if any(d in PROPERTY_DECORATORS for d in fn.decorators):
-                return frozenset({VExt("builtins.property")})
+            if properties.is_property(fn):
+                return properties.ON_CLASS
             return frozenset({VFunc(fn.qual)})
         ca = self.class_attr(v.qual, attr)
         if ca is not None:

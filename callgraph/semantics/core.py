@@ -31,13 +31,6 @@ class ClassHierarchy(Rule):
     where = ("infer/classes.py", "semantics/module_call.py")
 
 
-class Property(Rule):
-    """`@property` / `@cached_property` getters run on attribute access"""
-
-    name = "property"
-    where = ("infer/classes.py",)
-
-
 class Jedi(Rule):
     """Jedi's `infer` answered where the index could not"""
 
@@ -90,6 +83,6 @@ class External(Rule):
     where = ("explore.py", "infer/calls.py", "semantics/constructor.py", "semantics/containers.py")
 
 
-BOUND, SUPER, CLASS_HIERARCHY, PROPERTY, JEDI = Bound(), Super(), ClassHierarchy(), Property(), Jedi()
+BOUND, SUPER, CLASS_HIERARCHY, JEDI = Bound(), Super(), ClassHierarchy(), Jedi()
 RETURN_TYPE, PARAM_BINDING, INIT_ATTRIBUTE = ReturnType(), ParamBinding(), InitAttribute()
 PROTOCOL, EXTERNAL = IterProtocol(), External()
