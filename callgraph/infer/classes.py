@@ -8,13 +8,12 @@ not found on a class with an external base (torch.nn.Module, say) are the base's
 """
 from __future__ import annotations
 
-import ast
 from typing import FrozenSet
 
-from ..index.scopes import ClassInfo, FuncInfo, first_param
-from ..semantics import mro, open_values, properties
+from ..index.scopes import ClassInfo, FuncInfo
+from ..semantics import init_attribute, mro, open_values, properties
 from ..semantics.protocol import Inference, Scope
-from ..values import Ctx, Value, VClass, VExt, VFunc, VInst, VSuper, VUnknown, memoised, ordered, unknown
+from ..values import Value, VClass, VExt, VFunc, VInst, VSuper, VUnknown, memoised, ordered, unknown
 
 # Bases by which a class is a torch module (its instances called run forward).
 MODULE_BASES = ("torch.nn.Module", "torch.nn.modules.module.Module", "nn.Module")
@@ -126,38 +125,11 @@ class ClassModel:
         return out
 
     def effective_methods(self, qual: str) -> frozenset[str]:
-        """Methods that can run on an instance of `qual`: the MRO's choice for each name, plus
-        those it chains to with `super().name(...)` or `Base.name(self, ...)`. A base's
-        `__init__` that the subclass never calls (EAGLE3 drafters call `nn.Module.__init__`
-        directly) does not assign this instance's attributes."""
-        if qual in self._effective:
-            return self._effective[qual]
-        names: set[str] = set()
-        for k in self.mro(qual):
-            info = self.info(k)
-            if info is not None:
-                names.update(info.methods)
-        live: set[str] = set()
-        for name in names:
-            todo = [self.method(qual, name)]
-            while todo:
-                found = todo.pop()
-                if found is None or found[0].qual in live:
-                    continue
-                fn, owner = found
-                live.add(fn.qual)
-                for call in fn.calls():
-                    f = call.func
-                    if not isinstance(f, ast.Attribute):
-                        continue
-                    if isinstance(f.value, ast.Call) and isinstance(f.value.func, ast.Name) and f.value.func.id == "super":
-                        todo.append(self.method(qual, f.attr, after=owner))
-                    elif call.args and isinstance(call.args[0], ast.Name) and call.args[0].id == first_param(fn):
-                        for base in self.ev.eval(f.value, Scope(fn.module), set()):
-                            if isinstance(base, VClass) and base.qual in self.mro(qual):
-                                todo.append(self.method(base.qual, f.attr))
-        self._effective[qual] = frozenset(live)
-        return self._effective[qual]
+        """Methods that can run on an instance of `qual` (`init_attribute.live_methods`), memoised."""
+        found = self._effective.get(qual)
+        if found is None:
+            found = self._effective[qual] = init_attribute.live_methods(self.ev, qual)
+        return found
 
     # -- attribute lookup ------------------------------------------------------------------
     def attribute(self, v: Value, attr: str, tags: set[str]) -> FrozenSet[Value]:
@@ -190,27 +162,7 @@ class ClassModel:
             ca = self.class_attr(v.qual, attr)
             if ca is not None:
                 out |= self.ev.bindings(ca[1], Scope(ca[0].module, cls=ca[0]), tags, ("clsattr", ca[0].qual, attr))
-        live = self.effective_methods(v.qual)
-        init = self.method(v.qual, "__init__") if v.init else None  # the __init__ given v.init
-        items = []
-        for k in self.mro(v.qual):
-            info = self.info(k)
-            if info is None:
-                continue
-            for fn, binding in info.self_attrs().get(attr, ()):
-                if fn.qual not in live:
-                    continue  # overridden and never chained to: it does not run on this class
-                tags.add("init-attribute")
-                binds = ((first_param(fn), frozenset({v})),)
-                if v.init and init is not None and fn is init[0]:
-                    binds = tuple(sorted(binds + v.init, key=lambda kv: kv[0]))
-                ctx = Ctx(fn.qual, binds)
-                if binding.kind == "item":
-                    items.append((binding, Scope(fn.module, fn, ctx)))
-                else:
-                    out |= self.ev.binding_value(binding, Scope(fn.module, fn, ctx), tags)
-        if items:
-            out = self.ev.fill(out, items, tags)
+        out = init_attribute.assigned(self.ev, v, attr, out, tags)
         if not v.exact:
             for sub in self.overriders(v.qual, (attr,)):
                 sfound = self.method(sub, attr)

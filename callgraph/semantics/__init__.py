@@ -10,14 +10,15 @@ differ). The order of `REGISTRY` is the one order there is:
   edge; a plain call of a function (`direct`) is named by the most specific rule that typed
   its receiver, the others are its `via`, in this order.
 Rules that type receivers inside the evaluator's lookup have no `kinds`: their module holds
-the behaviour (`mro.py`, `properties.py`), and `infer/` calls it where the lookup happens.
+the behaviour (`mro.py`, `init_attribute.py`...), and `infer/` calls it where the lookup
+happens.
 Those still coded in `infer/` are registered from `core.py`; their code is where their
 `where` says.
 """
 from __future__ import annotations
 
-from . import (builtins_model, callbacks, constructor, containers, contextmanager, core, decorators, direct, module_call, mro,
-               partial, properties)
+from . import (builtins_model, callbacks, constructor, containers, contextmanager, core, decorators, direct, init_attribute,
+               module_call, mro, partial, properties)
 from .rule import Call, Outcome, Rule
 
 REGISTRY: tuple[Rule, ...] = (
@@ -35,7 +36,7 @@ REGISTRY: tuple[Rule, ...] = (
     core.JEDI,
     core.RETURN_TYPE,
     core.PARAM_BINDING,
-    core.INIT_ATTRIBUTE,
+    init_attribute.RULE,
     mro.RULE,
     constructor.RULE,
     decorators.RULE,

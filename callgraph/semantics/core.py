@@ -55,16 +55,6 @@ class ParamBinding(Rule):
     where = ("semantics/binding.py", "infer/evaluator.py")
 
 
-class InitAttribute(Rule):
-    """`self.x` typed from every `self.x = ...` / `setattr(self, "x", ...)` in the methods that
-    run on the instance (conditional and `None` assignments included; a base's `__init__` counts
-    only if chained to with `super().__init__` or `Base.__init__(self)`); `x: T` class
-    annotations (dataclass fields)"""
-
-    name = "init-attribute"
-    where = ("infer/classes.py",)
-
-
 class IterProtocol(Rule):
     """implicit dunder calls: `for x in obj` calls `obj.__iter__()` and the iterator's `__next__()`"""
 
@@ -84,5 +74,5 @@ class External(Rule):
 
 
 BOUND, SUPER, CLASS_HIERARCHY, JEDI = Bound(), Super(), ClassHierarchy(), Jedi()
-RETURN_TYPE, PARAM_BINDING, INIT_ATTRIBUTE = ReturnType(), ParamBinding(), InitAttribute()
+RETURN_TYPE, PARAM_BINDING = ReturnType(), ParamBinding()
 PROTOCOL, EXTERNAL = IterProtocol(), External()
