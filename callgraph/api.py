@@ -119,10 +119,13 @@ class Analysis:
         return fn.qual if fn else None
 
     # -- queries ---------------------------------------------------------------------------
-    def _relevance_for(self, target_name: str) -> Relevance:
+    def _relevance_for(self, target_name: str, deadline: float | None = None) -> Relevance:
         if self._names is None:
-            self._names = build_index(self.project.scope_files(), self.cache, self.progress,
-                                      skipped=self.project._warn_once)
+            names = build_index(self.project.scope_files(), self.cache, self.progress,
+                                skipped=self.project._warn_once, deadline=deadline)
+            if names.missing:  # cut by --max-seconds: rules nothing out, and is not kept
+                return Relevance(names, target_name)
+            self._names = names
         if target_name not in self._relevance:
             self._relevance[target_name] = Relevance(self._names, target_name)
         return self._relevance[target_name]
@@ -137,7 +140,8 @@ class Analysis:
 
     @collector_paused
     def reach(self, entry: str, target: str, all_paths: bool = False, max_seconds: float | None = None) -> Proof:
-        t0 = time.perf_counter()
+        t0 = time.perf_counter()  # --max-seconds bounds all of it: names, exploration, summaries
+        deadline = t0 + max_seconds if max_seconds else None
         key = key_of(__version__, "reach", entry, target, all_paths, sorted(self.ev.binds.items()),
                      self.roots, self._scope_digest())
         hit = self._cached("reach", key)
@@ -146,7 +150,8 @@ class Analysis:
         e = self._resolve(entry, "entry")
         t = self._resolve(target, "target")
         inputs = ReachInputs(self.explorer, self._relevance_for, self.roots, self._oracle_once)
-        proof = reach(inputs, e, t, all_paths=all_paths, max_seconds=max_seconds, progress=self.progress)
+        proof = reach(inputs, e, t, all_paths=all_paths, max_seconds=max_seconds, progress=self.progress,
+                      deadline=deadline)
         proof = _with_seconds(proof, time.perf_counter() - t0)
         if not (max_seconds and any("--max-seconds" in u.why for u in proof.unresolved)):
             self._store("reach", key, {"proof": proof.to_json()})

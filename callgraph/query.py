@@ -29,7 +29,7 @@ MAX_PATHS = 20
 @dataclass
 class ReachInputs:
     explorer: Explorer
-    relevance_for: object  # callable(target_name) -> Relevance
+    relevance_for: object  # callable(target_name, deadline=None) -> Relevance
     roots: tuple[str, ...]
     oracle: object = None  # callable() -> JediOracle | None, asked about blockers only
 
@@ -40,15 +40,25 @@ def start_context(project, entry: Resolved) -> Ctx:
 
 
 def reach(inp: ReachInputs, entry: Resolved, target: Resolved, all_paths: bool = False,
-          max_seconds: float | None = None, progress=None) -> Proof:
+          max_seconds: float | None = None, progress=None, deadline: float | None = None) -> Proof:
+    """`deadline` (time.perf_counter()) is when `max_seconds` runs out, counted from the start of
+    the whole query (the caller's: name lookup included); by default from here. Whatever the
+    budget cut is named in the first blocker, and the verdict is then never "unreachable"."""
     t0 = time.perf_counter()
     project = inp.explorer.p
     start = start_context(project, entry)
-    deadline = t0 + max_seconds if max_seconds else None
+    if deadline is None and max_seconds:
+        deadline = t0 + max_seconds
+    cut = _Cut(deadline)
     is_target = lambda q: q == target.func  # noqa: E731
     ex = inp.explorer.run(start, is_target, stop_at_first=not all_paths, deadline=deadline, progress=progress)
+    if ex.timed_out:
+        cut.add(f"exploration after {len(ex.functions)} function(s)")
     if ex.reached is None and not ex.timed_out and inp.oracle is not None:
-        _ask_oracle(inp, ex, target, is_target, deadline, progress)
+        _ask_oracle(inp, ex, target, is_target, cut, progress)
+        if cut.over():
+            ex.timed_out = True
+            cut.add("asking Jedi about the unresolved sites")
     if entry.func == target.func:
         ex.reached = start
     base = dict(entry=entry.func, target=target.func, root=inp.roots, tool_version=__version__)
@@ -58,9 +68,10 @@ def reach(inp: ReachInputs, entry: Resolved, target: Resolved, all_paths: bool =
         return Proof(verdict=Verdict.REACHED, path=tuple(s.hop for s in steps),
                      attribute_chain=tuple(attribute_chain(project, steps)),
                      stats=_stats(ex, t0), all_paths=paths, **base)
-    blockers = _blockers(inp, ex, target)
-    if ex.timed_out:
-        blockers.insert(0, Unresolved(entry.func, "-", "-", f"search stopped after {max_seconds:g} s (--max-seconds)"))
+    blockers = _blockers(inp, ex, target, cut)
+    if cut.what:
+        blockers.insert(0, Unresolved(entry.func, "-", "-", f"search stopped after {max_seconds:g} s "
+                                      f"(--max-seconds); cut: {'; '.join(cut.what)}"))
     verdict = Verdict.UNKNOWN if blockers else Verdict.UNREACHABLE
     return Proof(verdict=verdict, unresolved=tuple(blockers[:MAX_BLOCKERS]), stats=_stats(ex, t0), **base)
 
@@ -70,12 +81,35 @@ def _stats(ex: Exploration, t0: float) -> Stats:
                  seconds=round(time.perf_counter() - t0, 3))
 
 
-def _blocking_rows(inp: ReachInputs, ex: Exploration, target: Resolved) -> list[UnresolvedSite]:
+@dataclass
+class _Cut:
+    """What a --max-seconds budget stopped, for the first blocker to name."""
+
+    deadline: float | None
+    what: list = None
+
+    def __post_init__(self):
+        self.what = []
+
+    def add(self, what: str) -> None:
+        if what not in self.what:
+            self.what.append(what)
+
+    def over(self) -> bool:
+        return self.deadline is not None and time.perf_counter() > self.deadline
+
+
+def _blocking_rows(inp: ReachInputs, ex: Exploration, target: Resolved,
+                   cut: _Cut | None = None) -> list[UnresolvedSite]:
     """Unresolved rows that could lead to the target, one per site, most relevant first:
     closest to the target by name, then closest to the entry."""
     if not ex.unresolved:
         return []
-    rel: Relevance = inp.relevance_for(target.func.rsplit(".", 1)[-1])
+    rel: Relevance = inp.relevance_for(target.func.rsplit(".", 1)[-1],
+                                       cut.deadline if cut is not None else None)
+    if rel.index.missing and cut is not None:
+        cut.add(f"name summaries of {rel.index.missing} file(s), so every unresolved "
+                        f"site counts as one that could lead there")
     ranked = {}
     for row in ex.unresolved:
         site, fn = row.unresolved.site, row.fn
@@ -91,13 +125,14 @@ def _blocking_rows(inp: ReachInputs, ex: Exploration, target: Resolved) -> list[
     return [r for _, _, r in sorted(ranked.values(), key=lambda r: (r[0], r[1], r[2].unresolved.site))]
 
 
-def _blockers(inp: ReachInputs, ex: Exploration, target: Resolved) -> list[Unresolved]:
-    return [row.unresolved for row in _blocking_rows(inp, ex, target)]
+def _blockers(inp: ReachInputs, ex: Exploration, target: Resolved, cut: _Cut | None = None) -> list[Unresolved]:
+    return [row.unresolved for row in _blocking_rows(inp, ex, target, cut)]
 
 
-def _ask_oracle(inp: ReachInputs, ex: Exploration, target: Resolved, is_target, deadline, progress) -> None:
+def _ask_oracle(inp: ReachInputs, ex: Exploration, target: Resolved, is_target, cut: _Cut, progress) -> None:
     """Ask Jedi about the blockers, most relevant first; explore on from what it resolves."""
-    rows = _blocking_rows(inp, ex, target)
+    deadline = cut.deadline
+    rows = _blocking_rows(inp, ex, target, cut)
     if not rows:
         return
     oracle = inp.oracle()
@@ -105,13 +140,14 @@ def _ask_oracle(inp: ReachInputs, ex: Exploration, target: Resolved, is_target, 
         return
     explorer, classes = inp.explorer, inp.explorer.ev.classes
     asked: set[str] = set()
-    while rows and not oracle.exhausted():
+    over = lambda: deadline is not None and time.perf_counter() > deadline  # noqa: E731
+    while rows and not oracle.exhausted() and not over():
         if progress:
             progress(f"asking Jedi about {len(rows)} unresolved call sites")
         fresh = []
         for row in rows:
             u, node, fn, state = row.unresolved, row.node, row.fn, row.state
-            if oracle.exhausted():
+            if oracle.exhausted() or over():
                 break
             asked.add(u.site)
             answers = oracle.callees(fn.module.path, node)
@@ -132,7 +168,7 @@ def _ask_oracle(inp: ReachInputs, ex: Exploration, target: Resolved, is_target, 
             explorer.resume(ex, fresh, is_target, deadline=deadline, progress=progress)
             if ex.reached is not None:
                 return
-        rows = [r for r in _blocking_rows(inp, ex, target) if r.unresolved.site not in asked]
+        rows = [r for r in _blocking_rows(inp, ex, target, cut) if r.unresolved.site not in asked]
 
 
 def _jedi_targets(a, classes):

@@ -15,8 +15,9 @@ cached by content hash, and built over 2 processes when the cache is cold.
 from __future__ import annotations
 
 import ast
+import multiprocessing
 import os
-from concurrent.futures import ProcessPoolExecutor
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -38,6 +39,7 @@ class NameIndex:
     values: set[str] = field(default_factory=set)      # def names used as values (passed, stored)
     classes: set[str] = field(default_factory=set)
     dynamic_holders: bool = False  # some attribute is set by a computed name: any may hold
+    missing: int = 0  # files left unsummarised (a --max-seconds cut): no site may be ruled out
 
     def add(self, summary: dict) -> None:
         self.dynamic_holders = self.dynamic_holders or summary.get("dynamic", False)
@@ -221,7 +223,11 @@ def _summarize_file(path: str) -> tuple[str, str, dict | str]:
 
 
 def build_index(files: list[Path], cache: Cache, progress: Callable[[str], None] | None = None,
-                skipped: Callable[[Path, str], None] | None = None) -> NameIndex:
+                skipped: Callable[[Path, str], None] | None = None,
+                deadline: float | None = None) -> NameIndex:
+    """The names of every file, from the cache or summarised now. Past `deadline` (a
+    `--max-seconds` budget, time.perf_counter()), the files not yet summarised are counted in
+    `missing`: what was summarised is cached, and the index rules nothing out."""
     index = NameIndex()
     todo: list[str] = []
     for p in files:
@@ -236,19 +242,33 @@ def build_index(files: list[Path], cache: Cache, progress: Callable[[str], None]
             todo.append(str(p))
     if not todo:
         return index
+    if deadline is not None and time.perf_counter() > deadline:
+        index.missing = len(todo)
+        return index
     if progress and len(todo) > POOL_MIN_FILES:
         progress(f"summarising names in {len(todo)} files (cached for next time)")
+    pool = None
     if len(todo) >= POOL_MIN_FILES and (os.cpu_count() or 1) > 1:
-        with ProcessPoolExecutor(max_workers=min(4, os.cpu_count() or 2)) as pool:
-            results = list(pool.map(_summarize_file, todo, chunksize=32))
+        pool = multiprocessing.Pool(min(4, os.cpu_count() or 2))
+        results = pool.imap(_summarize_file, todo, chunksize=32 if deadline is None else 4)
     else:
-        results = [_summarize_file(p) for p in todo]
-    for path, digest, summary in results:
-        if isinstance(summary, dict):
-            cache.put("names", digest, summary)
-            index.add(summary)
-        elif skipped is not None:
-            skipped(Path(path), summary)
+        results = map(_summarize_file, todo)
+    done = 0
+    try:
+        for path, digest, summary in results:
+            done += 1
+            if isinstance(summary, dict):
+                cache.put("names", digest, summary)
+                index.add(summary)
+            elif skipped is not None:
+                skipped(Path(path), summary)
+            if deadline is not None and time.perf_counter() > deadline and done < len(todo):
+                index.missing = len(todo) - done
+                break
+    finally:
+        if pool is not None:  # a cut run stops the workers: it no longer needs their files
+            pool.terminate()
+            pool.join()
     return index
 
 
@@ -287,7 +307,8 @@ class Relevance:
         return callee in self.index.classes and "__init__" in self.dist
 
     def site_rank(self, node: ast.Call, caller_locals: set[str]) -> int | None:
-        """None when the site cannot lead to the target; else a rank (lower = closer)."""
+        """None when the site cannot lead to the target; else a rank (lower = closer). An
+        index with files missing rules nothing out: any site may lead there (rank 99 at most)."""
         f = node.func
         hold = self.holders_reach()
         ranks = []
@@ -306,4 +327,6 @@ class Relevance:
                 ranks.append(1 + min(self.dist.get(n, 99) for n in INSTANCE_CALLEES))
         elif hold:
             ranks.append(1 + min(self.dist.get(n, 99) for n in INSTANCE_CALLEES))
+        if self.index.missing:
+            ranks.append(99)
         return min(ranks) if ranks else None
