@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import FrozenSet
 
 from ..index.scopes import ClassInfo, FuncInfo
-from ..semantics import init_attribute, mro, open_values, properties
+from ..semantics import init_attribute, mro, open_values, properties, super_call
 from ..semantics.protocol import Inference, Scope
 from ..values import Value, VClass, VExt, VFunc, VInst, VSuper, VUnknown, memoised, ordered, unknown
 
@@ -19,7 +19,6 @@ from ..values import Value, VClass, VExt, VFunc, VInst, VSuper, VUnknown, memois
 MODULE_BASES = ("torch.nn.Module", "torch.nn.modules.module.Module", "nn.Module")
 CONTAINER_BASES = {"builtins.dict", "builtins.list", "builtins.tuple", "builtins.set", "collections.OrderedDict",
                    "collections.defaultdict", "collections.UserDict", "collections.UserList", "typing.Dict", "typing.List"}
-CONTAINER_ACCESS = {"__getitem__", "get", "pop", "values", "items", "__iter__", "setdefault"}
 # External bases that add no instance attributes or methods of their own.
 MARKER_BASES = {"builtins.object", "abc.ABC", "typing.Generic", "typing.Protocol", "typing_extensions.Protocol"}
 PROTOCOL_BASES = {"typing.Protocol", "typing_extensions.Protocol"}
@@ -135,14 +134,16 @@ class ClassModel:
     def attribute(self, v: Value, attr: str, tags: set[str]) -> FrozenSet[Value]:
         def compute(atags: set[str]) -> FrozenSet[Value]:
             if isinstance(v, VSuper):
-                return self._super_attr(v, attr, atags)
+                return super_call.attribute(self.ev, v, attr, atags)
             if isinstance(v, VClass):
                 return self._class_attr(v, attr, atags)
             return self._instance_attr(v, attr, atags)
 
         return memoised(self._attr, (v, attr), tags, compute)
 
-    def _bind_method(self, fn: FuncInfo, owner: Value, cls_qual: str, tags: set[str]) -> FrozenSet[Value]:
+    def bind_method(self, fn: FuncInfo, owner: Value, cls_qual: str, tags: set[str]) -> FrozenSet[Value]:
+        """`fn`, found on a class of `cls_qual`'s MRO, read on `owner`: a bound method, the
+        function itself (static), bound to the class (classmethod), or a property's value."""
         if properties.is_property(fn):
             return properties.read(self.ev, fn, owner, tags)
         if fn.kind == "staticmethod":
@@ -157,7 +158,7 @@ class ClassModel:
         if found is not None:
             fn, owner = found
             mro.inherited(owner, v.qual, tags)
-            out |= self._bind_method(fn, v, v.qual, tags)
+            out |= self.bind_method(fn, v, v.qual, tags)
         else:
             ca = self.class_attr(v.qual, attr)
             if ca is not None:
@@ -168,14 +169,14 @@ class ClassModel:
                 sfound = self.method(sub, attr)
                 if sfound is not None and sfound[1] == sub:
                     tags.add("class-hierarchy")
-                    out |= self._bind_method(sfound[0], VInst(sub, exact=True), sub, tags)
+                    out |= self.bind_method(sfound[0], VInst(sub, exact=True), sub, tags)
         if not out and attr == "__call__" and self.is_module(v.qual):
             # `layer.__call__` (handed to a checkpointing helper, or called) of a module with no
             # __call__ of its own is nn.Module.__call__, which runs forward
             fwd = self.method(v.qual, "forward")
             if fwd is not None:
                 tags.add("module-call")
-                out |= self._bind_method(fwd[0], v, v.qual, tags)
+                out |= self.bind_method(fwd[0], v, v.qual, tags)
         if not out:
             ext = self.external_bases(v.qual)
             unk = self.unknown_bases(v.qual)
@@ -207,30 +208,6 @@ class ClassModel:
         if ext:
             return frozenset({VExt(f"{ext[0]}.{attr}")})
         return unknown(f"class {_short(v.qual)} has no attribute '{attr}'")
-
-    def _super_attr(self, v: VSuper, attr: str, tags: set[str]) -> FrozenSet[Value]:
-        tags.add("super")
-        self_cls = v.self_val.qual if isinstance(v.self_val, (VInst, VClass)) else v.cls
-        found = self.method(self_cls, attr, after=v.cls)
-        if found is None and self_cls != v.cls:
-            found = self.method(v.cls, attr, after=v.cls)
-        if found is not None:
-            fn, _ = found
-            return self._bind_method(fn, v.self_val, self_cls, tags)
-        if attr in CONTAINER_ACCESS and self.is_container(v.cls):
-            # a dict/list subclass reading its own items (transformers' ClassInstantier):
-            # what it holds is not tracked, so the value is unknown, never "external"
-            return frozenset({VUnknown(f"item of a {_short(v.cls)} container")})
-        if attr == "__call__" and self.is_module(self_cls):
-            # super().__call__(...) from an overriding __call__ runs nn.Module.__call__: forward
-            fwd = self.method(self_cls, "forward")
-            if fwd is not None:
-                tags.add("module-call")
-                return frozenset({VFunc(fwd[0].qual, v.self_val)})
-        ext = self.external_bases(v.cls)
-        if ext:
-            return frozenset({VExt(f"{ext[0]}.{attr}")})
-        return unknown(f"super() of {_short(v.cls)} has no attribute '{attr}'")
 
 
 def _is_module_base(name: str) -> bool:

@@ -18,14 +18,14 @@ Those still coded in `infer/` are registered from `core.py`; their code is where
 from __future__ import annotations
 
 from . import (builtins_model, callbacks, constructor, containers, contextmanager, core, decorators, direct, init_attribute,
-               module_call, mro, partial, properties)
+               module_call, mro, partial, properties, super_call)
 from .rule import Call, Outcome, Rule
 
 REGISTRY: tuple[Rule, ...] = (
     core.BOUND,
     module_call.RULE,
     module_call.CALL_METHOD,
-    core.SUPER,
+    super_call.RULE,
     partial.RULE,
     core.CLASS_HIERARCHY,
     containers.RULE,

@@ -7,8 +7,8 @@ Without these, `for name, layer in self.layers.items(): layer(x)` or
 """
 from __future__ import annotations
 
-from ..index.scopes import first_param
-from ..values import EMPTY, VClass, VConst, VExt, VInst, VSeq, VSuper, VUnknown
+from ..values import EMPTY, VClass, VConst, VExt, VInst, VSeq, VUnknown
+from . import super_call
 from .rule import Call, Outcome, Rule
 
 PASS_FIRST = {"builtins.list", "builtins.tuple", "builtins.set", "builtins.frozenset", "builtins.sorted",
@@ -74,7 +74,7 @@ def _call(ev, v, args, scope, tags):
     if name in DYNAMIC:
         return frozenset({VUnknown(DYNAMIC[name])})
     if name == "builtins.super":
-        return _super(ev, args, scope, tags)
+        return super_call.made(ev, args, scope)
     if name == "builtins.type" and len(args.pos) == 1:
         return frozenset(VClass(m.qual) if isinstance(m, VInst) else VExt("builtins.type()") for m in args.pos[0])
     if name in PASS_FIRST:
@@ -136,23 +136,6 @@ def seq_method(ev, seq: VSeq, attr: str, args, tags):
     if builtin_lacks(seq.kind, attr):
         return EMPTY
     return frozenset({VExt(f"builtins.{seq.kind}.{attr}()")})
-
-
-def _super(ev, args, scope, tags):
-    if len(args.pos) == 2:
-        out = set()
-        for c in args.pos[0]:
-            for s in args.pos[1]:
-                if isinstance(c, VClass):
-                    out.add(VSuper(c.qual, s))
-        return frozenset(out) or frozenset({VUnknown("super() with arguments not resolved")})
-    fn = scope.fn
-    while fn is not None and fn.cls is None:
-        fn = fn.parent
-    if fn is None or fn.cls is None:
-        return frozenset({VUnknown("super() outside a method")})
-    self_vals = ev.lookup(first_param(fn), scope, set()) if first_param(fn) else EMPTY
-    return frozenset(VSuper(fn.cls.qual, s) for s in self_vals) or frozenset({VSuper(fn.cls.qual, VInst(fn.cls.qual, False))})
 
 
 RULE = Builtins()

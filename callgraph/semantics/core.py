@@ -17,13 +17,6 @@ class Bound(Rule):
     where = ("infer/calls.py", "semantics/constructor.py")
 
 
-class Super(Rule):
-    """`super().m(...)` and `super(C, self).m(...)`"""
-
-    name = "super"
-    where = ("infer/classes.py", "semantics/builtins_model.py")
-
-
 class ClassHierarchy(Rule):
     """a receiver known only by a base type (an annotation) dispatches to every override in the tree"""
 
@@ -73,6 +66,6 @@ class External(Rule):
     where = ("explore.py", "infer/calls.py", "semantics/constructor.py", "semantics/containers.py")
 
 
-BOUND, SUPER, CLASS_HIERARCHY, JEDI = Bound(), Super(), ClassHierarchy(), Jedi()
+BOUND, CLASS_HIERARCHY, JEDI = Bound(), ClassHierarchy(), Jedi()
 RETURN_TYPE, PARAM_BINDING = ReturnType(), ParamBinding()
 PROTOCOL, EXTERNAL = IterProtocol(), External()

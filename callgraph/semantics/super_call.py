@@ -1,0 +1,82 @@
+"""`super`: `super()` / `super(C, self)` and the attributes read through it.
+
+`super()` in a method of class `C` is a proxy for `self` that looks attributes up along
+`type(self).__mro__` *after* `C`; `super(C, obj)` names both explicitly. A method found there
+is bound to `self` (so `super().__init__(...)` runs the next `__init__` of the instance's MRO).
+What no in-tree class after `C` defines falls to the external bases (`nn.Module.__init__`);
+`super().__call__` of a module with no `__call__` of its own is `nn.Module.__call__`, which runs
+`forward`.
+"""
+from __future__ import annotations
+
+from typing import FrozenSet
+
+from ..index.scopes import first_param
+from ..values import EMPTY, Value, VClass, VExt, VFunc, VInst, VSuper, VUnknown, unknown
+from . import module_call
+from .binding import CallArgs
+from .protocol import Inference, Scope
+from .rule import Rule
+
+# What a dict/list subclass calls on super() to read its own items (transformers' ClassInstantier).
+CONTAINER_ACCESS = {"__getitem__", "get", "pop", "values", "items", "__iter__", "setdefault"}
+
+
+class Super(Rule):
+    """`super().m(...)` and `super(C, self).m(...)`"""
+
+    name = "super"
+    where = ("semantics/super_call.py", "semantics/builtins_model.py")
+
+
+def made(ev: Inference, args: CallArgs, scope: Scope) -> FrozenSet[Value]:
+    """The proxies a call of the builtin `super` gives: `super(C, obj)`, or `super()` in a
+    method (the enclosing method's class and first parameter)."""
+    if len(args.pos) == 2:
+        out = set()
+        for c in args.pos[0]:
+            for s in args.pos[1]:
+                if isinstance(c, VClass):
+                    out.add(VSuper(c.qual, s))
+        return frozenset(out) or frozenset({VUnknown("super() with arguments not resolved")})
+    fn = scope.fn
+    while fn is not None and fn.cls is None:
+        fn = fn.parent
+    if fn is None or fn.cls is None:
+        return frozenset({VUnknown("super() outside a method")})
+    self_vals = ev.lookup(first_param(fn), scope, set()) if first_param(fn) else EMPTY
+    return frozenset(VSuper(fn.cls.qual, s) for s in self_vals) or frozenset({VSuper(fn.cls.qual, VInst(fn.cls.qual, False))})
+
+
+def attribute(ev: Inference, v: VSuper, attr: str, tags: set[str]) -> FrozenSet[Value]:
+    """`super().attr` for the proxy `v`."""
+    cm = ev.classes
+    tags.add(RULE.name)
+    self_cls = v.self_val.qual if isinstance(v.self_val, (VInst, VClass)) else v.cls
+    found = cm.method(self_cls, attr, after=v.cls)
+    if found is None and self_cls != v.cls:
+        found = cm.method(v.cls, attr, after=v.cls)
+    if found is not None:
+        fn, _ = found
+        return cm.bind_method(fn, v.self_val, self_cls, tags)
+    if attr in CONTAINER_ACCESS and cm.is_container(v.cls):
+        # a dict/list subclass reading its own items (transformers' ClassInstantier):
+        # what it holds is not tracked, so the value is unknown, never "external"
+        return frozenset({VUnknown(f"item of a {_short(v.cls)} container")})
+    if attr == "__call__" and cm.is_module(self_cls):
+        # super().__call__(...) from an overriding __call__ runs nn.Module.__call__: forward
+        fwd = cm.method(self_cls, "forward")
+        if fwd is not None:
+            tags.add(module_call.RULE.name)
+            return frozenset({VFunc(fwd[0].qual, v.self_val)})
+    ext = cm.external_bases(v.cls)
+    if ext:
+        return frozenset({VExt(f"{ext[0]}.{attr}")})
+    return unknown(f"super() of {_short(v.cls)} has no attribute '{attr}'")
+
+
+def _short(qual: str) -> str:
+    return qual.rsplit(".", 1)[-1]
+
+
+RULE = Super()
