@@ -12,7 +12,7 @@ from typing import FrozenSet
 
 from .. import semantics
 from ..index.scopes import FuncInfo
-from ..semantics import open_values
+from ..semantics import open_values, return_type
 from ..semantics.binding import CallArgs, bind
 from ..semantics.constructor import construct
 from ..semantics.protocol import Inference, Scope
@@ -39,7 +39,7 @@ class CallModel:
                     out |= self.ev.returns(fn, t.ctx)
             d.full = frozenset(out)
         if d.returning:
-            tags.add("return-type")
+            tags.add(return_type.RULE.name)
         return d.full
 
     def dispatch(self, node: ast.Call, scope: Scope) -> Dispatch:

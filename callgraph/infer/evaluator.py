@@ -15,10 +15,10 @@ from typing import Callable, FrozenSet, Iterable
 
 from ..index.project import Project
 from ..index.scopes import MODULE_CODE, Binding, FuncInfo, ModuleInfo, dotted_text, first_param
-from ..semantics import contextmanager, decorators, open_values
+from ..semantics import contextmanager, decorators, open_values, return_type
 from ..semantics.builtins_model import builtin_lacks
 from ..semantics.protocol import Scope
-from ..values import (EMPTY, NONE, Ctx, Value, VClass, VConst, VExt, VFunc, VInst, VModule, VSeq, VSeqMethod, VSuper, VUnknown,
+from ..values import (EMPTY, Ctx, Value, VClass, VConst, VExt, VFunc, VInst, VModule, VSeq, VSeqMethod, VSuper, VUnknown,
                       forget_orders, memoised, unknown)
 from . import calls, classes
 from .annotations import Annotations
@@ -125,23 +125,7 @@ class Evaluator(Sequences, Annotations):
     def _returns_of(self, fn: FuncInfo, ctx: Ctx) -> FrozenSet[Value]:
         key = ctx
         self._returns[key] = EMPTY  # recursion guard
-        scope = self.scope_of(fn, ctx)
-        tags: set[str] = set()
-        out: set[Value] = set()
-        for expr in fn.returns():
-            out |= self.eval(expr, scope, tags)
-        if not isinstance(fn.node, ast.Lambda) and fn.is_generator():
-            elems: set[Value] = set()
-            for node in ast.walk(fn.node):
-                if isinstance(node, ast.Yield) and node.value is not None:
-                    elems |= self.eval(node.value, scope, tags)
-                elif isinstance(node, ast.YieldFrom):
-                    elems |= self.iterate(self.eval(node.value, scope, tags), tags)
-            out = {VSeq(frozenset(elems), "generator")}
-        elif not fn.returns():
-            out.add(NONE)
-        managed = contextmanager.returned(fn)
-        result = managed if managed is not None else frozenset(out)
+        result = return_type.returned(self, fn, self.scope_of(fn, ctx))
         self._returns[key] = result
         return result
 

@@ -18,7 +18,7 @@ Those still coded in `infer/` are registered from `core.py`; their code is where
 from __future__ import annotations
 
 from . import (builtins_model, callbacks, constructor, containers, contextmanager, core, decorators, direct, init_attribute,
-               module_call, mro, partial, properties, super_call)
+               module_call, mro, partial, properties, return_type, super_call)
 from .rule import Call, Outcome, Rule
 
 REGISTRY: tuple[Rule, ...] = (
@@ -34,7 +34,7 @@ REGISTRY: tuple[Rule, ...] = (
     properties.RULE,
     callbacks.RULE,
     core.JEDI,
-    core.RETURN_TYPE,
+    return_type.RULE,
     core.PARAM_BINDING,
     init_attribute.RULE,
     mro.RULE,

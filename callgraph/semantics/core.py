@@ -31,14 +31,6 @@ class Jedi(Rule):
     where = ("jedi_oracle.py", "query.py")
 
 
-class ReturnType(Rule):
-    """the value a helper or factory returns (`make_layers(n, lambda idx, prefix: Layer(...))`
-    returns the layers the lambda builds)"""
-
-    name = "return-type"
-    where = ("infer/calls.py", "infer/evaluator.py")
-
-
 class ParamBinding(Rule):
     """a parameter typed from the argument bound at the caller's call site: keywords,
     positionals, defaults, `*args`/`**kwargs` pass-through. Contexts are per call site, so a
@@ -67,5 +59,5 @@ class External(Rule):
 
 
 BOUND, CLASS_HIERARCHY, JEDI = Bound(), ClassHierarchy(), Jedi()
-RETURN_TYPE, PARAM_BINDING = ReturnType(), ParamBinding()
+PARAM_BINDING = ParamBinding()
 PROTOCOL, EXTERNAL = IterProtocol(), External()

@@ -1,0 +1,50 @@
+"""`return-type`: a call's value is what the functions it runs return.
+
+A function returns the union of its `return` expressions, evaluated in the call's context
+(so `make_layers(n, lambda idx, prefix: Layer(...))` returns what the lambda builds); falling
+off the end returns `None`; a generator function returns a generator whose elements are its
+`yield`s (and the elements of what it `yield from`s); a `@contextmanager` function returns the
+external manager object (`contextmanager.py`). The evaluator memoises each context's answer,
+guards recursion and bounds the nesting (`MAX_INFER_DEPTH`, `MAX_RETURN_CONTEXTS`).
+"""
+from __future__ import annotations
+
+import ast
+from typing import FrozenSet
+
+from ..index.scopes import FuncInfo
+from ..values import NONE, Value, VSeq
+from . import contextmanager
+from .protocol import Inference, Scope
+from .rule import Rule
+
+
+class ReturnType(Rule):
+    """the value a helper or factory returns (`make_layers(n, lambda idx, prefix: Layer(...))`
+    returns the layers the lambda builds)"""
+
+    name = "return-type"
+    where = ("semantics/return_type.py", "infer/calls.py", "infer/evaluator.py")
+
+
+def returned(ev: Inference, fn: FuncInfo, scope: Scope) -> FrozenSet[Value]:
+    """What calling `fn` in `scope` (its body, in one calling context) returns."""
+    tags: set[str] = set()
+    out: set[Value] = set()
+    for expr in fn.returns():
+        out |= ev.eval(expr, scope, tags)
+    if not isinstance(fn.node, ast.Lambda) and fn.is_generator():
+        elems: set[Value] = set()
+        for node in ast.walk(fn.node):
+            if isinstance(node, ast.Yield) and node.value is not None:
+                elems |= ev.eval(node.value, scope, tags)
+            elif isinstance(node, ast.YieldFrom):
+                elems |= ev.iterate(ev.eval(node.value, scope, tags), tags)
+        out = {VSeq(frozenset(elems), "generator")}
+    elif not fn.returns():
+        out.add(NONE)
+    managed = contextmanager.returned(fn)
+    return managed if managed is not None else frozenset(out)
+
+
+RULE = ReturnType()
