@@ -13,10 +13,10 @@ from typing import FrozenSet
 from .. import semantics
 from ..index.scopes import FuncInfo
 from ..semantics import open_values, return_type
-from ..semantics.binding import CallArgs, bind
+from ..semantics.binding import bind
 from ..semantics.constructor import construct
 from ..semantics.protocol import Inference, Scope
-from ..semantics.rule import Call, Dispatch, Target
+from ..semantics.rule import Call, CallArgs, Dispatch, Target
 from ..values import EMPTY, Ctx, Value, VConst, VExt, VInst, VSeq, VSuper, VUnknown, external_callee, ordered
 
 

@@ -15,7 +15,7 @@ from typing import Callable, FrozenSet, Iterable
 
 from ..index.project import Project
 from ..index.scopes import MODULE_CODE, Binding, FuncInfo, ModuleInfo, dotted_text, first_param
-from ..semantics import contextmanager, decorators, open_values, return_type
+from ..semantics import binding, contextmanager, decorators, open_values, return_type
 from ..semantics.builtins_model import builtin_lacks
 from ..semantics.protocol import Scope
 from ..values import (EMPTY, Ctx, Value, VClass, VConst, VExt, VFunc, VInst, VModule, VSeq, VSeqMethod, VSuper, VUnknown,
@@ -155,7 +155,7 @@ class Evaluator(Sequences, Annotations):
                 bound = ctx.get(name) if ctx is not None else None
                 if bound is not None:
                     if name != first_param(fn) or fn.cls is None:
-                        tags.add("param-binding")
+                        tags.add(binding.RULE.name)
                 else:
                     bound = self.unbound_param(fn, name, ctx, tags)
                 if found is None:

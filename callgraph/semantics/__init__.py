@@ -17,7 +17,7 @@ Those still coded in `infer/` are registered from `core.py`; their code is where
 """
 from __future__ import annotations
 
-from . import (builtins_model, callbacks, constructor, containers, contextmanager, core, decorators, direct, init_attribute,
+from . import (binding, builtins_model, callbacks, constructor, containers, contextmanager, core, decorators, direct, init_attribute,
                module_call, mro, partial, properties, return_type, super_call)
 from .rule import Call, Outcome, Rule
 
@@ -35,7 +35,7 @@ REGISTRY: tuple[Rule, ...] = (
     callbacks.RULE,
     core.JEDI,
     return_type.RULE,
-    core.PARAM_BINDING,
+    binding.RULE,
     init_attribute.RULE,
     mro.RULE,
     constructor.RULE,

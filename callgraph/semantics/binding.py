@@ -8,28 +8,24 @@ fall back to their defaults and annotations when read.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import FrozenSet
 
 from ..index.scopes import FuncInfo
 from ..values import EMPTY, NONE, Ctx, Value, VConst, VExt, VSeq, VUnknown, external_callee, ordered
+from .rule import CallArgs, Rule
 
 # Value sets larger than this are kept, but contexts stop distinguishing call sites by them:
 # the parameter is bound to the union seen so far (bounds the number of contexts per function).
 MAX_BOUND_VALUES = 24
 
 
-@dataclass
-class CallArgs:
-    pos: list[FrozenSet[Value]] = field(default_factory=list)
-    star: FrozenSet[Value] = EMPTY          # elements of *iterable args (positions unknown)
-    has_star: bool = False
-    kw: dict[str, FrozenSet[Value]] = field(default_factory=dict)
-    kw_star: FrozenSet[Value] = EMPTY       # **mapping whose keys are unknown
-    has_kw_star: bool = False
+class ParamBinding(Rule):
+    """a parameter typed from the argument bound at the caller's call site: keywords,
+    positionals, defaults, `*args`/`**kwargs` pass-through. Contexts are per call site, so a
+    shared helper never mixes the models of two callers"""
 
-    def prepend(self, values: list[FrozenSet[Value]]) -> "CallArgs":
-        return CallArgs(values + self.pos, self.star, self.has_star, dict(self.kw), self.kw_star, self.has_kw_star)
+    name = "param-binding"
+    where = ("semantics/binding.py", "infer/evaluator.py")
 
 
 def param_names(fn: FuncInfo) -> list[str]:
@@ -132,3 +128,6 @@ def _normal(vals: FrozenSet[Value]) -> FrozenSet[Value]:
         else:
             out.add(v)
     return frozenset(out)
+
+
+RULE = ParamBinding()

@@ -12,8 +12,7 @@ modules that only keep or copy what they are given (`weakref`, `copy`, `pickle`)
 from __future__ import annotations
 
 from ..values import VExt, VFunc, VInst, VPartial
-from .binding import CallArgs
-from .rule import Call, Outcome, Rule
+from .rule import Call, CallArgs, Outcome, Rule
 
 NEVER_CALL = {
     "getattr", "hasattr", "setattr", "isinstance", "issubclass", "id", "print", "repr", "str", "type",

@@ -5,8 +5,8 @@ from typing import FrozenSet
 
 from ..index.scopes import FuncInfo
 from ..values import Value, VClass, VConst, VFunc, VInst, VPartial, VSeq
-from .binding import CallArgs, bind
-from .rule import Call, Outcome, Rule
+from .binding import bind
+from .rule import Call, CallArgs, Outcome, Rule
 
 
 class Constructor(Rule):

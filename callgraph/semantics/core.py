@@ -31,15 +31,6 @@ class Jedi(Rule):
     where = ("jedi_oracle.py", "query.py")
 
 
-class ParamBinding(Rule):
-    """a parameter typed from the argument bound at the caller's call site: keywords,
-    positionals, defaults, `*args`/`**kwargs` pass-through. Contexts are per call site, so a
-    shared helper never mixes the models of two callers"""
-
-    name = "param-binding"
-    where = ("semantics/binding.py", "infer/evaluator.py")
-
-
 class IterProtocol(Rule):
     """implicit dunder calls: `for x in obj` calls `obj.__iter__()` and the iterator's `__next__()`"""
 
@@ -59,5 +50,4 @@ class External(Rule):
 
 
 BOUND, CLASS_HIERARCHY, JEDI = Bound(), ClassHierarchy(), Jedi()
-PARAM_BINDING = ParamBinding()
 PROTOCOL, EXTERNAL = IterProtocol(), External()

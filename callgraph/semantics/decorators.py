@@ -12,9 +12,8 @@ from typing import FrozenSet
 
 from ..index.scopes import NON_CALLING_DECORATORS, FuncInfo, decorator_name
 from ..values import Value, VClass, VFunc, VInst, VPartial
-from .binding import CallArgs
 from .protocol import Inference, Scope
-from .rule import Dispatch, Rule
+from .rule import CallArgs, Dispatch, Rule
 
 
 class Decorator(Rule):

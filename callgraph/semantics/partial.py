@@ -4,8 +4,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..values import VExt, VPartial
-from .binding import CallArgs
-from .rule import Call, Outcome, Rule
+from .rule import Call, CallArgs, Outcome, Rule
 
 NAMES = {"functools.partial", "functools.partialmethod"}
 

@@ -20,12 +20,26 @@ from ..values import EMPTY, Ctx
 
 if TYPE_CHECKING:
     from ..values import Value  # noqa: F401  (the annotations' strings)
-    from .binding import CallArgs
     from .protocol import Inference, Scope
 
 # What `apply` answers: the values the call gives, or None when the rule passes (the next rule
 # in the registry is asked; when none answers the caller's default holds).
 Outcome = Optional[FrozenSet["Value"]]
+
+
+@dataclass
+class CallArgs:
+    """The argument values of one call, as `semantics/binding.py` binds them to parameters."""
+
+    pos: list[FrozenSet[Value]] = field(default_factory=list)
+    star: FrozenSet[Value] = EMPTY          # elements of *iterable args (positions unknown)
+    has_star: bool = False
+    kw: dict[str, FrozenSet[Value]] = field(default_factory=dict)
+    kw_star: FrozenSet[Value] = EMPTY       # **mapping whose keys are unknown
+    has_kw_star: bool = False
+
+    def prepend(self, values: list[FrozenSet[Value]]) -> "CallArgs":
+        return CallArgs(values + self.pos, self.star, self.has_star, dict(self.kw), self.kw_star, self.has_kw_star)
 
 
 @dataclass(frozen=True, slots=True)

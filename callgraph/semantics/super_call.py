@@ -14,9 +14,8 @@ from typing import FrozenSet
 from ..index.scopes import first_param
 from ..values import EMPTY, Value, VClass, VExt, VFunc, VInst, VSuper, VUnknown, unknown
 from . import module_call
-from .binding import CallArgs
 from .protocol import Inference, Scope
-from .rule import Rule
+from .rule import CallArgs, Rule
 
 # What a dict/list subclass calls on super() to read its own items (transformers' ClassInstantier).
 CONTAINER_ACCESS = {"__getitem__", "get", "pop", "values", "items", "__iter__", "setdefault"}
