@@ -2,16 +2,19 @@
 
 Lists, tuples, sets, dicts and comprehensions evaluate to container values (`VSeq`) that keep
 positions and literal keys where the source gives them, nested at most `values.MAX_SEQ_DEPTH`
-deep; iterating, unpacking and indexing read them back. A mixin of `Evaluator`: these methods
-are the `_eval_<node>` of the container nodes, and `iterate`/`unpack` of the protocol.
+deep; iterating, unpacking and indexing read them back (what one read of a container value
+gives is the `container` rule's, `semantics/containers.py`; here is the walk over value kinds).
+A mixin of `Evaluator`: these methods are the `_eval_<node>` of the container nodes, and
+`iterate`/`unpack` of the protocol.
 """
 from __future__ import annotations
 
 import ast
 from typing import FrozenSet
 
+from ..semantics import containers
 from ..semantics.protocol import Scope
-from ..values import EMPTY, Value, VClass, VConst, VExt, VInst, VSeq, VUnknown, cap
+from ..values import EMPTY, Value, VClass, VExt, VInst, VSeq, VUnknown, cap
 
 
 class Sequences:
@@ -19,8 +22,7 @@ class Sequences:
         out: set[Value] = set()
         for v in values:
             if isinstance(v, VSeq):
-                tags.add("container")
-                out |= v.elems if v.kind != "dict" or v.keys is None else {VConst(k) for k, _ in v.keys}
+                out |= containers.elements(v, tags)
             elif isinstance(v, VUnknown):
                 out.add(v)
             elif isinstance(v, VInst):
@@ -34,13 +36,7 @@ class Sequences:
             nxt: set[Value] = set()
             for v in values:
                 if isinstance(v, VSeq):
-                    tags.add("container")
-                    if step != "*" and v.items is not None and step < len(v.items):
-                        nxt |= v.items[step]
-                    elif step == "*":
-                        nxt.add(VSeq(v.elems, "list"))
-                    else:
-                        nxt |= v.elems
+                    nxt |= containers.unpacked(v, step, tags)
                 elif isinstance(v, VUnknown):
                     nxt.add(v)
                 else:
@@ -53,16 +49,7 @@ class Sequences:
         out: set[Value] = set()
         for v in base:
             if isinstance(v, VSeq):
-                tags.add("container")
-                if isinstance(node.slice, ast.Slice):
-                    out.add(_sliced(v, node.slice))
-                elif v.keys is not None and isinstance(node.slice, ast.Constant):
-                    out |= dict(v.keys).get(node.slice.value, v.elems)
-                elif v.items is not None and isinstance(node.slice, ast.Constant) and type(node.slice.value) is int:
-                    i = node.slice.value
-                    out |= v.items[i] if -len(v.items) <= i < len(v.items) else v.elems
-                else:
-                    out |= v.elems
+                out |= containers.item(v, node.slice, tags)
             elif isinstance(v, VUnknown):
                 out.add(v)
             elif isinstance(v, VInst):
@@ -137,14 +124,3 @@ class Sequences:
             if seqs:  # list concatenation keeps the layers of both sides
                 return frozenset({VSeq(cap(frozenset().union(*(s.elems for s in seqs))), "list")})
         return frozenset({VExt("<operator result>")})
-
-
-def _sliced(v: VSeq, s: ast.Slice) -> VSeq:
-    """`xs[1:3]`: with literal bounds (or none) and known positions, the positions kept."""
-    kind = v.kind if v.kind != "tuple" else "list"
-    bounds = [None if b is None else b.value if isinstance(b, ast.Constant) else ... for b in (s.lower, s.upper, s.step)]
-    known = all(b is None or type(b) is int for b in bounds) and (bounds[2] or 1) != 0
-    if v.items is None or not known:
-        return VSeq(v.elems, kind)
-    items = v.items[slice(*bounds)]
-    return VSeq(frozenset().union(*items) if items else EMPTY, kind, items)

@@ -6,10 +6,12 @@ them as a container value holding the constructor's elements.
 """
 from __future__ import annotations
 
+import ast
 from functools import lru_cache
+from typing import FrozenSet
 
 from ..index.scopes import ADDING_METHODS
-from ..values import EMPTY, VExt, VSeq, VSeqMethod
+from ..values import EMPTY, Value, VConst, VExt, VSeq, VSeqMethod
 from .builtins_model import BUILTIN_KINDS, builtin_lacks, seq_method
 from .rule import Call, Outcome, Rule
 
@@ -38,7 +40,7 @@ class Containers(Rule):
     `Sequential` calls each layer"""
 
     name = "container"
-    where = ("semantics/containers.py", "infer/evaluator.py", "infer/stores.py", "index/flow.py")
+    where = ("semantics/containers.py", "infer/sequences.py", "infer/stores.py", "index/flow.py")
     kinds = (VExt, VSeq, VSeqMethod)
 
     def applies(self, call: Call) -> bool:
@@ -82,6 +84,48 @@ def _made(call: Call, kind: str) -> Outcome:
                 else:
                     elems |= ev.iterate(frozenset({m}), tags)
     return frozenset({VSeq(frozenset(elems) or EMPTY, kind)})
+
+
+# -- reading a container value: iteration, unpacking, subscripts -------------------------------
+def elements(v: VSeq, tags: set[str]) -> FrozenSet[Value]:
+    """`for x in v`: its elements; a dict's keys where they are known."""
+    tags.add(RULE.name)
+    return v.elems if v.kind != "dict" or v.keys is None else frozenset({VConst(k) for k, _ in v.keys})
+
+
+def unpacked(v: VSeq, step, tags: set[str]) -> FrozenSet[Value]:
+    """One step of a target list (`a, b = v`: position `step`; `*rest`: a list of the rest)."""
+    tags.add(RULE.name)
+    if step != "*" and v.items is not None and step < len(v.items):
+        return v.items[step]
+    if step == "*":
+        return frozenset({VSeq(v.elems, "list")})
+    return v.elems
+
+
+def item(v: VSeq, index: ast.AST, tags: set[str]) -> FrozenSet[Value]:
+    """`v[index]`: the value at a literal key or position where they are kept, a slice keeping
+    positions under literal bounds, any element otherwise."""
+    tags.add(RULE.name)
+    if isinstance(index, ast.Slice):
+        return frozenset({_sliced(v, index)})
+    if v.keys is not None and isinstance(index, ast.Constant):
+        return dict(v.keys).get(index.value, v.elems)
+    if v.items is not None and isinstance(index, ast.Constant) and type(index.value) is int:
+        i = index.value
+        return v.items[i] if -len(v.items) <= i < len(v.items) else v.elems
+    return v.elems
+
+
+def _sliced(v: VSeq, s: ast.Slice) -> VSeq:
+    """`xs[1:3]`: with literal bounds (or none) and known positions, the positions kept."""
+    kind = v.kind if v.kind != "tuple" else "list"
+    bounds = [None if b is None else b.value if isinstance(b, ast.Constant) else ... for b in (s.lower, s.upper, s.step)]
+    known = all(b is None or type(b) is int for b in bounds) and (bounds[2] or 1) != 0
+    if v.items is None or not known:
+        return VSeq(v.elems, kind)
+    items = v.items[slice(*bounds)]
+    return VSeq(frozenset().union(*items) if items else EMPTY, kind, items)
 
 
 RULE = Containers()
