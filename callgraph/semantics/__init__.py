@@ -10,10 +10,9 @@ differ). The order of `REGISTRY` is the one order there is:
   edge; a plain call of a function (`direct`) is named by the most specific rule that typed
   its receiver, the others are its `via`, in this order.
 Rules that type receivers inside the evaluator's lookup have no `kinds`: their module holds
-the behaviour (`mro.py`, `init_attribute.py`...), and `infer/` calls it where the lookup
-happens.
-Those still coded in `infer/` are registered from `core.py`; their code is where their
-`where` says.
+the behaviour (`mro.py`, `init_attribute.py`, `super_call.py`...), and `infer/` calls it where
+the lookup happens. Rules whose code is part of the dispatch or the exploration themselves
+are registered from `core.py`.
 """
 from __future__ import annotations
 

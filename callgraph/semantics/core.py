@@ -1,9 +1,12 @@
-"""Rules of Python's core lookup that the evaluator applies while it types a receiver.
+"""Rules whose code is part of the dispatch and the exploration themselves.
 
-Each is registered here for its name (what an edge's `rule` or `via` records), its place in
-the registry's precedence and the behaviour it models; the code is where `where` says, inside
-the evaluator's own lookup (names, attributes, calls' return values), because these rules run
-in the middle of evaluating an expression rather than at a call of a callee value.
+`bound` (a `--bind` answer, read before a call is dispatched), `class-hierarchy` (the overrides
+a receiver known by its base type may run, in the class and call lookups), `jedi` (the oracle
+asked about a blocked proof), `protocol` (implicit dunder calls the exploration adds) and
+`external` (calls out of the tree, recorded by the exploration) are registered here for their
+name (what an edge's `rule` or `via` records), their place in the registry's precedence and the
+behaviour they model; their code is where `where` says. A rule with code of its own is a module
+of `semantics/` (`mro.py`, `init_attribute.py`...).
 """
 from __future__ import annotations
 
