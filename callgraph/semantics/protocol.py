@@ -30,13 +30,38 @@ class Scope:
     cls: ClassInfo | None = None  # evaluating a class body
 
 
+class Classes(Protocol):
+    """The class model (`infer/classes.py`) as the rules see it: lookups along the MRO of
+    in-tree classes, each memoised there."""
+
+    def info(self, qual: str) -> ClassInfo | None: ...
+
+    def mro(self, qual: str) -> tuple[str, ...]: ...
+
+    def method(self, qual: str, name: str, after: str | None = None) -> tuple[FuncInfo, str] | None: ...
+
+    def external_bases(self, qual: str) -> list[str]: ...
+
+    def unknown_bases(self, qual: str) -> list[str]: ...
+
+    def is_module(self, qual: str) -> bool: ...
+
+    def is_container(self, qual: str) -> bool: ...
+
+    def overriders(self, qual: str, names: tuple[str, ...]) -> list[str]: ...
+
+    def effective_methods(self, qual: str) -> frozenset[str]: ...
+
+    def bind_method(self, fn: FuncInfo, owner: Value, cls_qual: str, tags: set[str]) -> FrozenSet[Value]: ...
+
+
 class Inference(Protocol):
     """The evaluator as its helpers and the rules see it. `tags` collects the rules that typed
     a value (they become the `via` of an edge)."""
 
     p: Project
     binds: dict[str, str]
-    classes: object  # infer.classes.ClassModel: MRO, attribute lookup
+    classes: Classes  # infer.classes.ClassModel: MRO, attribute lookup
     calls: object    # infer.calls.CallModel: dispatch of a call site
     stores_memo: dict
 
