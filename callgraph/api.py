@@ -17,7 +17,7 @@ from .cache import Cache, key_of, sha1_bytes
 from .errors import BindingError, RootError
 from .explore import Explorer, graph_view
 from .gcpause import collector_paused
-from .lookup import Resolved, resolve
+from .lookup import Resolved, resolve, unmatched_factories
 from .index.project import Project
 from .jedi_oracle import JediOracle
 from .infer.evaluator import Evaluator
@@ -80,6 +80,11 @@ class Analysis:
                 raise BindingError(f"--bind {factory}={cls}: {cls} is not a class")
             out[factory] = r.cls
         return out
+
+    def unmatched_binds(self) -> list[str]:
+        """The factories of `binds` that no call in the tree names (most likely misspelt): the
+        commands warn, `check` refuses (lookup.unmatched_factories)."""
+        return unmatched_factories(self.project, self.ev.binds) if self.ev.binds else []
 
     def node(self, qual: str) -> Node:
         if qual not in self.project.functions and qual not in self.project.classes:

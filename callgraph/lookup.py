@@ -8,6 +8,7 @@ parsed.
 """
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +17,9 @@ from .errors import AmbiguousName, NameNotFound
 from .index.project import Project
 
 MAX_CANDIDATES_SHOWN = 12
+MAX_SUGGESTIONS = 3  # "did you mean" names offered for a name that matches nothing
+
+_DEF_LINE = re.compile(r"^([ \t]*)(?:async[ \t]+)?(?:def|class)[ \t]+([A-Za-z_]\w*)", re.M)
 
 
 @dataclass(frozen=True)
@@ -36,7 +40,10 @@ def resolve(project: Project, name: str, classes, what: str = "name") -> Resolve
     if found is None:
         found = _by_search(project, name, classes)
     if not found:
-        raise NameNotFound(f"{what} {name!r} matches no function, method or class under {_roots(project)}")
+        close = suggestions(project, name)
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        raise NameNotFound(f"{what} {name!r} matches no function, method or class under "
+                           f"{_roots(project)}{hint}")
     unique = {r.func + "|" + (r.cls or ""): r for r in found}
     if len(unique) > 1:
         rows = sorted(unique.values(), key=lambda r: (r.cls or r.func))
@@ -116,3 +123,40 @@ def _files_matching(project: Project, pattern: re.Pattern) -> list[Path]:
         if pattern.search(text):
             out.append(path)
     return out
+
+
+def suggestions(project: Project, name: str) -> list[str]:
+    """The qualified names closest to a name that matched nothing (by the same number of
+    trailing parts: `Qwen2Modle` -> `...qwen2.Qwen2Model`, `Qwen2Model.forwrd` ->
+    `...Qwen2Model.forward`). Read from the defining lines of the source text, parsing nothing."""
+    parts = name.split(".")
+    tails: dict[str, list[str]] = {}
+    for path, text in project.texts():
+        root = project.root_of(path)
+        if root is None:
+            continue
+        module = root.module_name(path)
+        stack: list[tuple[int, str]] = []
+        for m in _DEF_LINE.finditer(text):
+            indent = len(m[1].expandtabs())
+            while stack and stack[-1][0] >= indent:
+                stack.pop()
+            stack.append((indent, m[2]))
+            qual = ".".join([module, *(n for _, n in stack)]) if module else ".".join(n for _, n in stack)
+            tail = ".".join(qual.split(".")[-len(parts):])
+            tails.setdefault(tail, []).append(qual)
+    close = difflib.get_close_matches(name, list(tails), n=MAX_SUGGESTIONS, cutoff=0.75)
+    return [q for t in close for q in sorted(tails[t])][:MAX_SUGGESTIONS]
+
+
+def unmatched_factories(project: Project, factories) -> list[str]:
+    """The --bind factories that no call in the tree's source names (`AutoModel.from_config(`,
+    or the same after a dot): a bind that can never apply is most likely misspelt."""
+    left = {f: re.compile(rf"(?<!\w){re.escape(f)}\s*\(") for f in factories
+            if re.fullmatch(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*", f)}
+    for _path, text in project.texts():
+        for f in [f for f, pattern in left.items() if pattern.search(text)]:
+            del left[f]
+        if not left:
+            break
+    return sorted(left)

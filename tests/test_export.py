@@ -121,6 +121,25 @@ def test_export_command(fmt, tmp_path, capsys):
         assert text.startswith("digraph")
 
 
+def test_export_format_from_the_suffix(tmp_path, capsys):
+    """Issue 16: `export -o x.svg` wrote JSON into x.svg. The suffix picks the format, a
+    picture suffix is refused before any analysis, and so is a suffix that names none."""
+    assert main(["export", "--root", str(ROOT), "-o", str(tmp_path / "g.dot"), "--no-cache"]) == 0
+    assert (tmp_path / "g.dot").read_text().startswith("digraph")
+    assert main(["export", "--root", str(ROOT), "-o", str(tmp_path / "g.graphml"), "--no-cache"]) == 0
+    assert any(e.caller == KIMI for e in formats.read_graphml(tmp_path / "g.graphml").edges)
+    capsys.readouterr()
+    for bad in ("g.svg", "g.txt"):
+        assert main(["export", "--root", str(tmp_path / "absent"), "-o", str(tmp_path / bad)]) == 3
+        err = capsys.readouterr().err  # the format is refused first: the root is never looked at
+        assert err.count("\n") == 1 and "does not exist" not in err and not (tmp_path / bad).exists()
+    assert main(["export", "--root", str(ROOT), "--format", "pycg", "-o", str(tmp_path / "g.txt"),
+                 "--no-cache"]) == 0  # an explicit --format takes any suffix but a picture's
+    assert MM in json.loads((tmp_path / "g.txt").read_text())[KIMI]
+    assert main(["export", "--root", str(ROOT), "--format", "dot", "-o", str(tmp_path / "g.png")]) == 3
+    assert "not a png picture; draw one with `callgraph graph ENTRY -o g.png`" in capsys.readouterr().err
+
+
 def test_export_errors_exit_3(tmp_path, capsys):
     assert main(["export", "--root", str(ROOT), "-o", str(tmp_path / "no" / "g.json")]) == 3
     assert main(["export", "--root", str(tmp_path / "absent"), "-o", str(tmp_path / "g.json")]) == 3

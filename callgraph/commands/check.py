@@ -47,7 +47,8 @@ from .common import parse_binds
 @click.option("--package", default=None, help="Analyse an installed package.")
 @click.option("--bind", "binds", multiple=True, metavar="FACTORY=CLASS",
               help="Resolve a factory to a class (repeatable); overrides the config's bindings.")
-@click.option("--cache-dir", type=click.Path(file_okay=False), default=None)
+@click.option("--cache-dir", type=click.Path(file_okay=False), default=None,
+              help="Cache folder (default $XDG_CACHE_HOME/callgraph).")
 @click.option("--no-cache", is_flag=True, help="Do not read or write the analysis cache.")
 def check(config_path, contract_ids, junit_xml, baseline, update_baseline, fail_on_drift, unknown,
           fmt, patch_file, entries, roots, package, binds, cache_dir, no_cache) -> int:

@@ -1,9 +1,12 @@
 """What the analysis commands share: the tree options, --bind parsing, opening the Analysis."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from ..errors import BindingError
+from ..gate.config import tree_scope
 
 
 def tree_options(fn):
@@ -11,7 +14,8 @@ def tree_options(fn):
     for opt in reversed([
         click.option("--root", "roots", multiple=True, metavar="DIR",
                      help="Source tree to analyse (repeatable); default: the current folder."),
-        click.option("--package", metavar="NAME", help="Analyse an installed package's folder."),
+        click.option("--package", metavar="NAME",
+                     help="Analyse an installed package's folder (with --root: both, as one tree)."),
         click.option("--bind", "binds", multiple=True, metavar="FACTORY=CLASS",
                      help="What a factory returns, e.g. AutoModel.from_config=LlamaModel (repeatable)."),
         click.option("--cache-dir", type=click.Path(file_okay=False),
@@ -29,12 +33,25 @@ def jobs_option(fn):
 
 
 def open_analysis(roots, package, binds, cache_dir, no_cache, quiet: bool = False):
-    """The engine loads only here, when a command runs; progress lines go to stderr."""
+    """The engine loads only here, when a command runs; progress lines go to stderr.
+
+    The tree comes from the working folder's `[callgraph]` / `[tool.callgraph]` settings
+    (roots, package, bindings), each overridden by its option (gate/config.py `tree_scope`)."""
     from ..api import Analysis  # here, not above: `--help` and usage errors never load the engine
 
-    progress = None if quiet else (lambda line: click.echo(f"callgraph: {line}", err=True))
-    return Analysis(roots=list(roots), package=package, binds=parse_binds(binds), cache_dir=cache_dir,
-                    use_cache=not no_cache, progress=progress)
+    say = lambda line: click.echo(f"callgraph: {line}", err=True)  # noqa: E731
+    progress = None if quiet else say
+    scope, source = tree_scope(Path.cwd(), tuple(roots), package, tuple(sorted(parse_binds(binds).items())))
+    if source is not None and not quiet:
+        say(f"settings from {source}")
+    if scope.roots and scope.package:
+        say(f"analysing package {scope.package} together with "
+            f"{', '.join(scope.roots)}: one tree, names resolve in either")
+    an = Analysis(roots=list(scope.roots), package=scope.package, binds=dict(scope.binds),
+                  cache_dir=cache_dir, use_cache=not no_cache, progress=progress)
+    for factory in an.unmatched_binds():
+        say(f"warning: --bind {factory}: no call site in the tree calls {factory} (misspelt?)")
+    return an
 
 
 def parse_binds(binds: tuple[str, ...]) -> dict[str, str]:

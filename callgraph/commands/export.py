@@ -1,7 +1,7 @@
 """`callgraph export -o FILE`: the call graph of the whole tree, in a format other tools read.
 
 Every function and method of the scope is a node and every resolved edge carries its site and
-rule (`Analysis.export()`); the format is one of json (the graph vocabulary of DESIGN.md), pycg
+rule (`Analysis.export()`); the format (`--format`, else FILE's suffix) is one of json (the graph vocabulary of DESIGN.md), pycg
 (PyCG's adjacency JSON, for its consumers and its scoring), graphml (networkx) or dot. The file
 is written atomically, so a long export that is interrupted leaves any previous file intact.
 """
@@ -12,19 +12,21 @@ from pathlib import Path
 
 import click
 
-from ..output.formats import FORMATS, FormatError, write_graph
+from ..output.formats import FORMATS, FormatError, format_for, write_graph
 from .common import jobs_option, open_analysis, tree_options
 
 
 @click.command()
 @tree_options
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="json", show_default=True,
-              help="json: the graph vocabulary; pycg: PyCG's adjacency JSON; graphml; dot.")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
+              help="json: the graph vocabulary; pycg: PyCG's adjacency JSON; graphml; dot. "
+                   "Default: from FILE's suffix (.json, .graphml, .dot).")
 @click.option("-o", "--output", "output", required=True, metavar="FILE", help="File to write.")
 @jobs_option
 def export(roots, package, binds, cache_dir, no_cache, fmt, output, jobs) -> int:
     """Write the call graph of the whole tree to FILE."""
     out = Path(output)
+    fmt = format_for(out, fmt)  # x.svg would get JSON: refuse before the analysis
     if not out.parent.is_dir():  # fail before a long analysis, not after it
         raise FormatError(f"cannot write {out}: folder {out.parent} does not exist")
     t0 = time.perf_counter()

@@ -6,9 +6,11 @@ with `[tool.callgraph]`. Shared settings live in `[callgraph]` / `[tool.callgrap
 `[callgraph:contract:<id>]` / `[tool.callgraph.contracts.<id>]`. Every key is a typed field
 (schema.py) checked before any analysis runs. Paths are relative to the config file's folder, so a
 contract file means the same thing from any working directory. CLI values override the file's
-shared settings (vulture's rule); a contract's own roots/package/bindings override both, and a
+shared settings (vulture's rule); `--root` or `--package` replaces the file's roots and package
+together (the tree is one setting). A contract's own roots/package/bindings override both, and a
 contract on its own roots or package does not inherit the shared bindings (they name classes of
-the shared tree).
+the shared tree). Every analysing command (`reach`, `graph`, `callers`, `callees`, `export`)
+reads the same shared section through `tree_scope`, so one `[tool.callgraph]` serves them all.
 """
 from __future__ import annotations
 
@@ -76,9 +78,11 @@ def load_config(path: str | Path | None = None, cwd: str | Path = ".",
     name = source.name if source else "command line"
     shared_where = f"{name} [{INI_SHARED if ini else 'tool.callgraph'}]"
     settings = read_section(shared, SHARED_FIELDS, ini, shared_where)
-    for key, value in (overrides or {}).items():
-        if value not in (None, (), False):
-            settings[key] = value
+    given = {k: v for k, v in (overrides or {}).items() if v not in (None, (), False)}
+    if "roots" in given or "package" in given:  # the tree is one setting: --root or --package
+        settings.pop("roots", None)             # replaces the file's roots and package both
+        settings.pop("package", None)
+    settings.update(given)
     shared_scope = _scope(settings, base, Scope(roots=(str(base),)))
     out = []
     for cid, values in contracts.items():
@@ -181,3 +185,13 @@ def _read_toml(path: Path, explicit: bool):
 
 def _one_line(exc: Exception) -> str:
     return " ".join(str(exc).split())
+
+
+def tree_scope(cwd: str | Path, roots: tuple[str, ...] = (), package: str | None = None,
+               binds: tuple[tuple[str, str], ...] = ()) -> tuple[Scope, Path | None]:
+    """The tree an analysing command runs on: the working folder's `[callgraph]` /
+    `[tool.callgraph]` roots, package and bindings, each overridden by its command-line value.
+    -> (scope, the config file read or None). The whole file is validated, as for `check`."""
+    cfg = load_config(None, cwd, {"roots": tuple(str(Path(r).resolve()) for r in roots),
+                                  "package": package, "bindings": tuple(binds)}, required=False)
+    return cfg.scope, cfg.source

@@ -12,7 +12,7 @@ import time
 from dataclasses import replace
 from typing import Any, Callable, Iterable
 
-from ..errors import AmbiguousName, CallgraphError, ConfigError, NameNotFound
+from ..errors import AmbiguousName, BindingError, CallgraphError, ConfigError, NameNotFound
 from ..model import Hop, Proof, Verdict
 from .config import Contract, Scope
 from .frontier import frontier_sections, label_from_sites, labels_for, witness_section
@@ -33,9 +33,13 @@ class Analyses:
                 from ..api import Analysis  # the engine, imported only when a contract is checked
 
                 self._factory = Analysis
-            self._cache[scope] = self._factory(
-                roots=list(scope.roots), package=scope.package, binds=dict(scope.binds),
-                **self._options)
+            an = self._factory(roots=list(scope.roots), package=scope.package, binds=dict(scope.binds),
+                               **self._options)
+            unmatched = getattr(an, "unmatched_binds", lambda: [])()
+            if unmatched:  # a gate must not pass on a bind that never applied (misspelt factory)
+                raise BindingError(f"bindings {', '.join(unmatched)}: no call site in the tree "
+                                   f"calls {'it' if len(unmatched) == 1 else 'them'} (misspelt?)")
+            self._cache[scope] = an
         return self._cache[scope]
 
     def __len__(self) -> int:

@@ -8,6 +8,7 @@ value of pyproject.toml, so the two files accept exactly the same things.
 """
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -144,7 +145,9 @@ def read_section(values: dict[str, Any], fields: dict[str, Field], ini: bool,
         field = fields.get(norm)
         if field is None:
             known = ", ".join(sorted(fields))
-            raise ConfigError(f"{where} {key}: unknown key (known keys: {known})")
+            close = difflib.get_close_matches(norm, list(fields), n=1, cutoff=0.6)
+            hint = f"did you mean {close[0]}? " if close else ""
+            raise ConfigError(f"{where} {key}: unknown key ({hint}known keys: {known})")
         try:
             out[norm] = field.parse(raw, ini)
         except FieldError as exc:

@@ -43,7 +43,7 @@ def read_proof(path: Path) -> Proof:
 @click.option("--convention", type=click.Choice(["output", "input"]), default=None,
               help="What an id L means: the output of decoder layer L, or its input. Required with ids.")
 @click.option("--format", "fmt", type=click.Choice(FORMAT_NAMES), default=FORMAT_NAMES[0],
-              show_default=True)
+              show_default=True, help="On-disk layout: the trainer that reads the dump (docs/hooks.md).")
 @click.option("--out", "out_dir", type=click.Path(path_type=Path),
               help="Output folder (required); a rerun into it resumes.")
 @click.option("--batch-size", default=8, show_default=True, type=click.IntRange(1),
@@ -55,13 +55,15 @@ def read_proof(path: Path) -> Proof:
               help="Truncate samples to this many tokens.")
 @click.option("--device", default=None, type=click.Choice(["cuda", "cpu"]),
               help="Default: cuda when available.")
-@click.option("--dtype", default="bf16", show_default=True, type=click.Choice(["bf16", "fp16", "fp32"]))
+@click.option("--dtype", default="bf16", show_default=True, type=click.Choice(["bf16", "fp16", "fp32"]),
+              help="Dtype the model runs in; states are stored in it.")
 @click.option("--proof", "proof_path", type=click.Path(path_type=Path),
               help="A proof from `callgraph reach --json`; its attribute_chain finds the target.")
 @click.option("--target-class", default=None, help="Find the target by class name instead of a proof.")
 @click.option("--adapter", default="auto", type=click.Choice(["auto", *ADAPTER_NAMES]), show_default=True,
               help="How to read the residual stream from a layer's output.")
-@click.option("--on-nan", default="fail", type=click.Choice(ON_NAN), show_default=True)
+@click.option("--on-nan", default="fail", type=click.Choice(ON_NAN), show_default=True,
+              help="A sample with NaN/Inf: stop (fail), or leave it out and list it in the manifest (skip).")
 @click.option("--shard-mb", default=1024, show_default=True, type=click.IntRange(1),
               help="Target shard size of the safetensors format.")
 @click.option("--check", "check_count", default=0, show_default=True, type=click.IntRange(0),

@@ -31,6 +31,29 @@ class FormatError(CallgraphError):
     """An unknown output format, or a graph file that cannot be read back."""
 
 
+#: The format a file's suffix names; a picture suffix is refused (export writes no pictures).
+SUFFIXES = {".json": "json", ".graphml": "graphml", ".dot": "dot", ".gv": "dot"}
+PICTURES = (".svg", ".png", ".pdf", ".jpg", ".jpeg")
+
+
+def format_for(out: Path, fmt: str | None) -> str:
+    """The export format: `--format` when given, else the one `out`'s suffix names. A picture
+    suffix is refused either way (the file would hold text, not a picture), and so is a suffix
+    that names no format when `--format` is not given."""
+    suffix = out.suffix.lower()
+    if suffix in PICTURES:
+        raise FormatError(f"{out}: export writes json, pycg, graphml or dot, not a {suffix[1:]} "
+                          f"picture; draw one with `callgraph graph ENTRY -o {out.name}`, or "
+                          f"write {out.with_suffix('.dot').name}")
+    if fmt is not None:
+        return fmt
+    if suffix not in SUFFIXES:
+        raise FormatError(f"{out}: cannot tell the format from the suffix {suffix or '(none)'!r}; "
+                          f"name the file .json, .graphml or .dot, or pass --format "
+                          f"{'|'.join(FORMATS)}")
+    return SUFFIXES[suffix]
+
+
 # -- json: the DESIGN.md graph vocabulary --------------------------------------------------
 def to_json_text(view: GraphView) -> str:
     return json_lines(view.to_json())
