@@ -13,12 +13,13 @@ from pathlib import Path
 from typing import Callable
 
 from . import __version__
-from .cache import Cache, key_of, sha1_bytes
+from .cache import Cache, key_of
 from .errors import BindingError, RootError
 from .explore import Explorer, graph_view
 from .gcpause import collector_paused
 from .lookup import Resolved, resolve, unmatched_factories
 from .index.project import Project
+from .index.sources import read_file
 from .jedi_oracle import JediOracle
 from .infer.evaluator import Evaluator
 from .model import GraphView, Node, Proof, Unresolved
@@ -112,6 +113,11 @@ class Analysis:
             self.node(qual)
         return set(self.project.classes)
 
+    def source_text(self, path: Path) -> str | None:
+        """A file's text through the analysis's one reader (`index/sources.py`), or None when it
+        cannot be read or decoded."""
+        return self.project.sources.text(path)
+
     def function_at(self, path: str | Path, line: int) -> str | None:
         p = Path(path)
         if not p.is_absolute():
@@ -126,7 +132,7 @@ class Analysis:
     # -- queries ---------------------------------------------------------------------------
     def _relevance_for(self, target_name: str, deadline: float | None = None) -> Relevance:
         if self._names is None:
-            names = build_index(self.project.scope_files(), self.cache, self.progress,
+            names = build_index(self.project.sources, self.cache, self.progress,
                                 skipped=self.project._warn_once, deadline=deadline)
             if names.missing:  # cut by --max-seconds: rules nothing out, and is not kept
                 return Relevance(names, target_name)
@@ -198,21 +204,19 @@ class Analysis:
         if self._digest is not None:
             return self._digest
         parts = []
-        for p in self.project.scope_files():
-            try:
-                parts.append((p.as_posix(), sha1_bytes(p.read_bytes())))
-            except OSError:
-                continue
+        sources = self.project.sources
+        for p in sources.files():
+            digest = sources.digest(p)
+            if digest is not None:
+                parts.append((p.as_posix(), digest))
         self._digest = key_of(parts)
         return self._digest
 
     @staticmethod
     def _still_valid(read: dict[str, str]) -> bool:
-        for path, digest in read.items():
-            try:
-                if sha1_bytes(Path(path).read_bytes()) != digest:
-                    return False
-            except OSError:
+        for path, digest in read.items():  # from the disk now, never from this run's reads
+            src = read_file(Path(path))
+            if isinstance(src, str) or src.digest != digest:
                 return False
         return True
 

@@ -190,9 +190,5 @@ def engine_fingerprint() -> str:
     return _FINGERPRINT[0]
 
 
-def sha1_bytes(data: bytes) -> str:
-    return hashlib.sha1(data).hexdigest()
-
-
 def key_of(*parts: Any) -> str:
     return hashlib.sha1(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()

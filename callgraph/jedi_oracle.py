@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .index.project import Project
-from .roots import decode_source
 
 # Defaults for one reach query; both documented in docs/rules.md.
 JEDI_BUDGET_SECONDS = 15.0
@@ -70,7 +69,10 @@ class JediOracle:
     def _infer(self, path: Path, node: ast.Call):
         script = self._scripts.get(path)
         if script is None:
-            script = self._jedi.Script(decode_source(path.read_bytes()), path=str(path), project=self.jproject)
+            text = self.p.sources.text(path)
+            if text is None:  # unreadable since it was parsed: nothing to ask Jedi about
+                return []
+            script = self._jedi.Script(text, path=str(path), project=self.jproject)
             self._scripts[path] = script
         f = node.func
         line, col = f.end_lineno, max(f.end_col_offset - 1, 0)

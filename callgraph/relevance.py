@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from .cache import Cache, sha1_bytes
-from .roots import parse_bytes
+from .cache import Cache
+from .index.sources import Source, Sources, read_file
 
 INSTANCE_CALLEES = ("forward", "__call__")
 # Methods that set an attribute by the name given first (torch.nn.Module's).
@@ -50,9 +50,9 @@ class NameIndex:
         self.classes.update(summary["classes"])
 
 
-def summarize_source(data: bytes) -> dict | str:
+def summarize_source(src: Source) -> dict | str:
     """The file's name summary, or the reason it cannot be read."""
-    tree, problem = parse_bytes(data)
+    tree, problem = src.parse()
     if tree is None:
         return problem or "cannot parse"
     v = _Summarizer()
@@ -215,14 +215,14 @@ def _targets(t: ast.AST):
 
 
 def _summarize_file(path: str) -> tuple[str, str, dict | str]:
-    try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        return path, "", f"cannot read: {exc.strerror or exc}"
-    return path, sha1_bytes(data), summarize_source(data)
+    """In a worker: the file read afresh (its text is not sent over), its digest and summary."""
+    src = read_file(Path(path))
+    if isinstance(src, str):
+        return path, "", src
+    return path, src.digest, summarize_source(src)
 
 
-def build_index(files: list[Path], cache: Cache, progress: Callable[[str], None] | None = None,
+def build_index(sources: Sources, cache: Cache, progress: Callable[[str], None] | None = None,
                 skipped: Callable[[Path, str], None] | None = None,
                 deadline: float | None = None) -> NameIndex:
     """The names of every file, from the cache or summarised now. Past `deadline` (a
@@ -230,10 +230,9 @@ def build_index(files: list[Path], cache: Cache, progress: Callable[[str], None]
     `missing`: what was summarised is cached, and the index rules nothing out."""
     index = NameIndex()
     todo: list[str] = []
-    for p in files:
-        try:
-            digest = sha1_bytes(p.read_bytes())
-        except OSError:
+    for p in sources.files():
+        digest = sources.digest(p)
+        if digest is None:
             continue
         hit = cache.get("names", digest)
         if hit is not None:

@@ -196,12 +196,24 @@ def parse_bytes(data: bytes, filename: str = "<unknown>") -> tuple[ast.Module | 
     Any failure is the file's, never the run's: besides syntax errors, CPython's parser raises
     MemoryError on deep nesting (100k unary minus, `lambda:` 3,000 times), RecursionError,
     ValueError (null bytes before 3.12) and LookupError (an unknown codec)."""
+    text, problem = decoded(data)
+    if text is None:
+        return None, problem
+    return parse_text(text, filename)
+
+
+def decoded(data: bytes) -> tuple[str | None, str | None]:
+    """`decode_source`, with the reason in the words every warning uses instead of a raise."""
     try:
-        text = decode_source(data)
+        return decode_source(data), None
     except UnicodeDecodeError as exc:
         return None, f"cannot decode as {exc.encoding} (byte {exc.start})"
     except (SyntaxError, LookupError) as exc:  # an unknown or malformed coding cookie
         return None, f"bad encoding declaration: {getattr(exc, 'msg', None) or exc}"
+
+
+def parse_text(text: str, filename: str = "<unknown>") -> tuple[ast.Module | None, str | None]:
+    """Parse decoded source (`parse_bytes` after decoding); the reason as every warning says it."""
     try:
         return ast.parse(text, filename=filename), None
     except SyntaxError as exc:

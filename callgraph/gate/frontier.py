@@ -15,7 +15,6 @@ from typing import Any, Iterable
 
 from ..errors import CallgraphError
 from ..model import Hop, Proof
-from ..roots import decode_source
 from .results import Evidence, Section
 from .results import locate as locate_in
 
@@ -171,11 +170,8 @@ def _references(an: Any, target: str, reached: set[str]) -> tuple[Evidence, ...]
             dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "__pycache__")
             for file in sorted(f for f in files if f.endswith(".py")):
                 path = Path(folder, file)
-                try:
-                    text = decode_source(path.read_bytes())
-                except (OSError, UnicodeDecodeError, SyntaxError, LookupError):
-                    continue
-                if name not in text:
+                text = an.source_text(path)
+                if text is None or name not in text:
                     continue
                 rel = path.relative_to(root).as_posix()
                 for number, line in enumerate(text.splitlines(), 1):

@@ -7,14 +7,14 @@ be checked against exactly the files it depended on.
 from __future__ import annotations
 
 import ast
-import hashlib
 import re
 from pathlib import Path
 from typing import Callable, Iterator
 
-from ..roots import SourceRoot, decode_source, parse_bytes, python_files
+from ..roots import SourceRoot
 from .compact import compact
 from .scopes import Binding, ClassInfo, FuncInfo, ModuleInfo, collect_bindings, decorator_name
+from .sources import Sources
 
 
 MODULE_CODE = "<module>"
@@ -31,7 +31,7 @@ class Project:
         self.hashes: dict[str, str] = {}  # posix path -> sha1 of the bytes parsed
         self._warned: set[Path] = set()
         self._texts: list[tuple[Path, str]] | None = None
-        self._scope_files: list[Path] | None = None
+        self.sources = Sources(roots, self._warn_once, self._warn_unresolved)  # the one reader
         self._class_headers: dict[str, set[tuple[str, Path]]] | None = None
         self._loaded_all = False  # every scope file parsed (load_all)
         self._def_names: dict[Path, set[str]] = {}
@@ -39,31 +39,12 @@ class Project:
 
     # -- files ---------------------------------------------------------------------------
     def scope_files(self) -> list[Path]:
-        if self._scope_files is None:
-            seen: dict[Path, None] = {}
-            for root in self.roots:
-                for p in python_files(root.scope, self._warn_unresolved):
-                    seen.setdefault(p, None)
-            self._scope_files = list(seen)
-        return self._scope_files
+        return self.sources.files()
 
     def texts(self) -> list[tuple[Path, str]]:
         """(path, source text) of every scope file, read once (name searches grep these)."""
         if self._texts is None:
-            self._texts = []
-            for p in self.scope_files():
-                try:
-                    data = p.read_bytes()
-                except OSError as exc:
-                    self._warn_once(p, f"cannot read: {exc.strerror or exc}")
-                    continue
-                try:
-                    self._texts.append((p, decode_source(data)))
-                except (UnicodeDecodeError, SyntaxError, LookupError) as exc:
-                    what = (f"cannot decode as {exc.encoding} (byte {exc.start})"
-                            if isinstance(exc, UnicodeDecodeError) else "bad encoding declaration")
-                    self._warn_once(p, what)
-                    self._texts.append((p, data.decode("utf-8", errors="replace")))
+            self._texts = self.sources.texts()
         return self._texts
 
     def subclass_candidates(self, base_name: str, methods: tuple[str, ...]) -> list[Path]:
@@ -191,13 +172,9 @@ class Project:
         path = path.resolve()
         if path in self.by_path:
             return self.by_path[path]
-        try:
-            data = path.read_bytes()
-        except OSError as exc:
-            tree, problem = None, f"cannot read: {exc.strerror or exc}"
-        else:
-            self.hashes[path.as_posix()] = hashlib.sha1(data).hexdigest()  # of the bytes parsed
-            tree, problem = parse_bytes(data, str(path))
+        src, tree, problem = self.sources.parse(path)
+        if src is not None:
+            self.hashes[path.as_posix()] = src.digest  # of the bytes parsed
         if tree is None:
             self._warn_once(path, problem or "cannot parse")
             self.by_path[path] = None

@@ -17,8 +17,8 @@ import ast
 import re
 from pathlib import Path
 
+from ..index.sources import read_file
 from ..model import GraphView
-from ..roots import parse_bytes
 
 _LAMBDA = re.compile(r"<lambda:(\d+):(\d+)>$")
 MODULE_SUFFIX = ".<module>"
@@ -75,10 +75,8 @@ def _lambda_table(roots, rel: str) -> dict[tuple[int, int], str]:
     for root in roots:
         path = Path(root) / rel
         if path.is_file():
-            try:
-                tree, _ = parse_bytes(path.read_bytes())
-            except OSError:
-                return {}
+            src = read_file(path)  # the graph may come from the cache: no analysis has read it
+            tree = src.parse()[0] if not isinstance(src, str) else None
             if tree is None:
                 return {}
             table: dict[tuple[int, int], str] = {}
