@@ -21,6 +21,7 @@ from .lookup import Resolved, resolve, unmatched_factories
 from .index.project import Project
 from .index.sources import read_file
 from .jedi_oracle import JediOracle
+from .leads import Leads
 from .infer.evaluator import Evaluator
 from .model import GraphView, Node, Proof, Unresolved
 from .query import ReachInputs, reach, start_context
@@ -57,6 +58,7 @@ class Analysis:
         self.explorer = Explorer(self.project, self.ev)
         self._names = None
         self._relevance: dict[str, Relevance] = {}
+        self._leads: dict[str | None, Leads] = {}
         self._oracle = None
         self._digest: str | None = None
 
@@ -141,6 +143,11 @@ class Analysis:
             self._relevance[target_name] = Relevance(self._names, target_name)
         return self._relevance[target_name]
 
+    def _leads_for(self, target_class: str | None) -> Leads:
+        if target_class not in self._leads:
+            self._leads[target_class] = Leads(self.project.texts(), self.project.class_headers(), target_class)
+        return self._leads[target_class]
+
     def _oracle_once(self):
         if self._oracle is None:
             try:
@@ -160,7 +167,7 @@ class Analysis:
             return _with_seconds(Proof.from_json(hit["proof"]), time.perf_counter() - t0)
         e = self._resolve(entry, "entry")
         t = self._resolve(target, "target")
-        inputs = ReachInputs(self.explorer, self._relevance_for, self.roots, self._oracle_once)
+        inputs = ReachInputs(self.explorer, self._relevance_for, self.roots, self._oracle_once, self._leads_for)
         proof = reach(inputs, e, t, all_paths=all_paths, max_seconds=max_seconds, progress=self.progress,
                       deadline=deadline)
         proof = _with_seconds(proof, time.perf_counter() - t0)

@@ -32,6 +32,7 @@ class ReachInputs:
     relevance_for: object  # callable(target_name, deadline=None) -> Relevance
     roots: tuple[str, ...]
     oracle: object = None  # callable() -> JediOracle | None, asked about blockers only
+    leads_for: object = None  # callable(target class) -> leads.Leads: the order blockers are listed in
 
 
 def start_context(project, entry: Resolved) -> Ctx:
@@ -126,7 +127,20 @@ def _blocking_rows(inp: ReachInputs, ex: Exploration, target: Resolved,
 
 
 def _blockers(inp: ReachInputs, ex: Exploration, target: Resolved, cut: _Cut | None = None) -> list[Unresolved]:
-    return [row.unresolved for row in _blocking_rows(inp, ex, target, cut)]
+    """The blockers a person reads: those a target instance could be behind first (leads.py),
+    then in the name bound's order. (Jedi is asked in the name bound's order: _ask_oracle.)"""
+    rows = _blocking_rows(inp, ex, target, cut)
+    if rows and inp.leads_for is not None:
+        leads = inp.leads_for(target_class(target))
+        rows = sorted(rows, key=lambda r: leads.key(r.node, r.fn))  # stable: ties keep their order
+    return [row.unresolved for row in rows]
+
+
+def target_class(target: Resolved) -> str | None:
+    """The class that defines the target method, by its name: an instance of it or of any
+    subclass that inherits the method runs it (a subclass named as the target inherits it)."""
+    owner, _, _ = target.func.rpartition(".")
+    return owner.rsplit(".", 1)[-1] if owner and owner[:1] != "<" else None
 
 
 def _ask_oracle(inp: ReachInputs, ex: Exploration, target: Resolved, is_target, cut: _Cut, progress) -> None:

@@ -6,7 +6,8 @@ path (qualnames entry..target), sites (per hop, `path:line` or a list of alterna
 acceptable rules, or null), attribute_chain, error_contains (str or list, for verdict error),
 stderr_contains (str or list), unresolved_min (least number of unresolved sites named),
 unresolved_contains (str or list: each must be in one named site's `site expr why`, so an
-"unknown" names the right blocker).
+"unknown" names the right blocker), first_unresolved (str: in the first named site's
+`site expr why`, so the blocker a person reads first is the one a target could be behind).
 """
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ from callgraph.cli import main
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 CASES = sorted((FIXTURES / "reach").glob("*/expected.json"))
 KNOWN_KEYS = {"entry", "target", "root", "args", "verdict", "exit_code", "path", "sites", "rules",
-              "attribute_chain", "error_contains", "stderr_contains", "unresolved_min", "unresolved_contains"}
+              "attribute_chain", "error_contains", "stderr_contains", "unresolved_min", "unresolved_contains",
+              "first_unresolved"}
 
 
 def _as_list(value):
@@ -64,6 +66,8 @@ def check_case(case: dict, code: int, out: str, err: str) -> None:
         rows = [f"{u['site']} {u['expr']} {u['why']}" for u in proof.get("unresolved", [])]
         for text in _as_list(case.get("unresolved_contains", [])):
             assert any(text in row for row in rows), f"{text!r} names no blocker:\n" + "\n".join(rows)
+        if "first_unresolved" in case:
+            assert rows and case["first_unresolved"] in rows[0], "first blocker:\n" + "\n".join(rows)
         return
     hops = proof["path"]
     assert [h["callee"] for h in hops] == case["path"][1:], [h["callee"] for h in hops]

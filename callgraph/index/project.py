@@ -69,6 +69,16 @@ class Project:
                     todo.append(sub)
         return sorted(files)
 
+    def class_headers(self) -> dict[str, set[tuple[str, Path]]]:
+        """Base name -> (subclass name, file) of every class header in scope (the table
+        subclass_candidates walks)."""
+        if self._class_headers is None:
+            if self._loaded_all:
+                self._headers_from_trees()
+            else:
+                self._headers_from_texts()
+        return self._class_headers
+
     def _headers_from_texts(self) -> None:
         headers: dict[str, set[tuple[str, Path]]] = {}
         pattern = re.compile(r"^[ \t]*class[ \t]+(\w+)[ \t]*\(([^)]*)\)", re.M)

@@ -1,0 +1,159 @@
+"""The order of an "unknown" answer's blockers: those that could lead to the target's class first.
+
+The name bound (relevance.py) says which unresolved sites *can* lead to the target; on a real
+tree nearly every module call can, so hundreds qualify and the list used to open with attention
+backends and NCCL wrappers. A person wants first the sites a target instance could be behind.
+An instance of the target's class (or of a subclass) is reachable from the object that made it:
+`self.model = Qwen2Model(...)` makes `model` a *holder* of it in that class, and the class that
+holds it is an *owner*, itself held under some attribute of its own owner
+(`self.language_model = Qwen2ForCausalLM(...)`), up to MAX_OWNER_LEVELS. A blocker ranks by:
+
+1. the closest holder its callee goes through (`self.language_model(...)`, `layer(...)` where
+   `layer` comes from `self.layers`), if any;
+2. whether it sits in a file that defines or makes the target's family or an owner;
+3. then the name bound's rank and the distance from the entry, as before.
+
+This only orders the list; which sites are listed, and so the verdict, is the name bound's.
+Names are compared by their last component, so two classes of one name both count: the order
+may be less sharp for it, never wrong.
+"""
+from __future__ import annotations
+
+import ast
+import re
+
+
+# Owners followed upwards from the target's family: holder of the family, holder of that, ...
+MAX_OWNER_LEVELS = 2
+_UNRANKED = (1, 0, 2)
+_CLASS_LINE = re.compile(r"[ \t]*class[ \t]+(\w+)")
+# `self.a = ...`, `self.a: T = ...`, `x, self.a, self.b = ...` (not `==`, not `self.a[i] = ...`)
+_SELF_STORE = re.compile(r"[ \t]*((?:[\w.]+[ \t]*,[ \t]*)*self\.\w+(?:[ \t]*,[ \t]*[\w.]+)*)[ \t]*(?::[^=\n]*)?=(?!=)")
+# Continuation lines read for one statement (a call's arguments, a lambda in them).
+MAX_STATEMENT_LINES = 40
+
+
+class Leads:
+    """Holders and owner files of one target's class family, read from the tree's texts."""
+
+    def __init__(self, texts: list, headers: dict, target_class: str | None):
+        """`texts`: (path, source) of the scope; `headers`: base name -> {(subclass, path)}
+        (index.project.Project.class_headers)."""
+        self.holders: dict[str, int] = {}   # attribute name -> owner level (0: holds the family)
+        self.files: dict[str, int] = {}     # file path -> level (0: defines or makes the family)
+        if target_class:
+            self._read(texts, headers, target_class)
+
+    def _read(self, texts: list, headers: dict, target_class: str) -> None:
+        subclasses: dict[str, set[str]] = {}
+        for base, subs in headers.items():
+            for sub, path in subs:
+                subclasses.setdefault(base, set()).add(sub)
+                if sub == target_class or base == target_class:
+                    self.files.setdefault(str(path), 0)
+        names = _closure({target_class}, subclasses)
+        for base, subs in headers.items():
+            for sub, path in subs:
+                if sub in names:
+                    self.files.setdefault(str(path), 0)
+        seen = set(names)
+        for level in range(MAX_OWNER_LEVELS):
+            owners = self._holders_of(texts, names, level)
+            names = _closure(owners, subclasses) - seen
+            seen |= names
+            if not names:
+                break
+
+    def _holders_of(self, texts: list, names: set[str], level: int) -> set[str]:
+        """Record the attributes that hold an instance of `names` (made in a class's code:
+        `self.x = Name(...)`, the statement's continuation lines included), and return the
+        classes that hold them. Read off the text, line by line: no file is parsed."""
+        pattern = re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, names))) + r")\b")
+        owners: set[str] = set()
+        for path, text in texts:
+            if not any(name in text for name in names):  # a substring test first: much faster
+                continue
+            classes: list[tuple[int, str]] = []  # enclosing classes: (indent, name)
+            lines = text.splitlines()
+            for i, line in enumerate(lines):
+                stripped = line.lstrip()
+                if not stripped or stripped.startswith("#"):
+                    continue
+                indent = len(line) - len(stripped)
+                while classes and classes[-1][0] >= indent:
+                    classes.pop()
+                m = _CLASS_LINE.match(line)
+                if m:
+                    classes.append((indent, m.group(1)))
+                    continue
+                m = _SELF_STORE.match(line)
+                if not m or not classes:
+                    continue
+                if not pattern.search(_statement(lines, i, m.end())):
+                    continue
+                for attr in re.findall(r"self\.(\w+)", m.group(1)):
+                    self.holders[attr] = min(self.holders.get(attr, level), level)
+                owners.add(classes[-1][1])
+                self.files[str(path)] = min(self.files.get(str(path), level), level)
+        return owners
+
+    def key(self, node: ast.Call | None, fn) -> tuple[int, int, int]:
+        """(no holder?, holder level, file level) of a blocker: lower is read first."""
+        if node is None or (not self.holders and not self.files):
+            return _UNRANKED
+        level = min((self.holders[a] for a in _callee_attrs(node.func, fn) if a in self.holders), default=None)
+        path = str(getattr(getattr(fn, "module", None), "path", ""))
+        file_level = self.files.get(path, MAX_OWNER_LEVELS)
+        return (0, level, file_level) if level is not None else (1, 0, file_level)
+
+
+def _closure(names: set[str], subclasses: dict[str, set[str]]) -> set[str]:
+    out, todo = set(names), list(names)
+    while todo:
+        for sub in subclasses.get(todo.pop(), ()):
+            if sub not in out:
+                out.add(sub)
+                todo.append(sub)
+    return out
+
+
+def _statement(lines: list[str], i: int, start: int) -> str:
+    """The right-hand side of the assignment on line i, from column `start`, with the lines
+    it continues on while brackets are open."""
+    parts = [lines[i][start:]]
+    depth = _depth(parts[0])
+    j = i
+    while depth > 0 and j + 1 < len(lines) and j - i < MAX_STATEMENT_LINES:
+        j += 1
+        parts.append(lines[j])
+        depth += _depth(lines[j])
+    return "\n".join(parts)
+
+
+def _depth(text: str) -> int:
+    code = re.sub(r"(\"[^\"]*\"|'[^']*'|#.*$)", "", text)
+    return sum(code.count(c) for c in "([{") - sum(code.count(c) for c in ")]}")
+
+
+def _callee_attrs(expr: ast.AST, fn) -> set[str]:
+    """The attribute names a callee goes through: `self.a.b[i](...)` -> {a, b}; a local bound
+    by a `for` or an assignment in the caller (`for layer in self.layers:`) -> its source's."""
+    out: set[str] = set()
+    locals_: set[str] = set()
+    for n in ast.walk(expr):
+        if isinstance(n, ast.Attribute):
+            out.add(n.attr)
+        elif isinstance(n, ast.Name):
+            locals_.add(n.id)
+    body = getattr(fn, "node", None)
+    if locals_ and body is not None:
+        for n in ast.walk(body):
+            if isinstance(n, (ast.For, ast.AsyncFor, ast.comprehension)):
+                src, tgt = n.iter, n.target
+            elif isinstance(n, ast.Assign):
+                src, tgt = n.value, n.targets[0] if len(n.targets) == 1 else None
+            else:
+                continue
+            if tgt is not None and any(isinstance(t, ast.Name) and t.id in locals_ for t in ast.walk(tgt)):
+                out.update(a.attr for a in ast.walk(src) if isinstance(a, ast.Attribute))
+    return out
