@@ -15,6 +15,7 @@ from typing import Callable, Iterator, NamedTuple, Optional
 import networkx as nx
 
 from . import __version__
+from .index import decorator_names
 from .index.project import Project
 from .semantics import PRECEDENCE
 from .semantics.rule import Dispatch
@@ -30,8 +31,6 @@ FORGET_ABOVE = 20_000
 # Why a call site is left unresolved when resolving it overflows Python's stack (`g()()()…`
 # 2,500 deep, 600 alternating `y = x; x = y`): the site, not the whole run, is given up.
 TOO_DEEP = "too deep to analyse (Python's recursion limit was reached resolving this call)"
-KEEPING_DECORATORS_SKIP = {"staticmethod", "classmethod", "property", "abstractmethod", "abc.abstractmethod", "override",
-                           "typing.override", "overload", "typing.overload"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -305,7 +304,7 @@ def _rule_and_via(rule: str, tags: frozenset, callee) -> tuple[str, tuple[str, .
     (`direct`) is named by the most specific rule that typed its receiver instead. `via`: the
     other rules involved, in the registry's precedence (semantics.REGISTRY)."""
     rules = set(tags) | {rule}
-    if callee is not None and any(d not in KEEPING_DECORATORS_SKIP for d in callee.decorators):
+    if callee is not None and any(d not in decorator_names.PLAIN for d in callee.decorators):
         rules.add("decorator")
     ranked = sorted((r for r in rules if r in PRECEDENCE), key=PRECEDENCE.__getitem__)
     primary = rule if rule != "direct" or not ranked else ranked[0]

@@ -13,7 +13,8 @@ from typing import Callable, Iterator
 
 from ..roots import SourceRoot
 from .compact import compact
-from .scopes import Binding, ClassInfo, FuncInfo, ModuleInfo, collect_bindings, decorator_name
+from .decorator_names import decorator_name
+from .scopes import Binding, ClassInfo, FuncInfo, ModuleInfo, collect_bindings
 from .sources import Sources
 
 

@@ -13,7 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Union
 
+from . import decorator_names
 from .bindings import ANY_KEY, Binding
+from .decorator_names import decorator_name
 from .children import child_fields, child_nodes
 from .flow import body_reads
 
@@ -55,12 +57,10 @@ class FuncInfo:
         if isinstance(self.node, ast.Lambda):
             return "lambda"
         for d in self.decorators:
-            if d in ("staticmethod", "classmethod", "property"):
-                return d
-            if d.endswith(".setter") or d.endswith(".getter"):
+            if d in decorator_names.KINDS:
+                return decorator_names.KINDS[d]
+            if d.endswith(decorator_names.ACCESSOR_SUFFIXES):
                 return "property-accessor"
-            if d in ("cached_property", "functools.cached_property"):
-                return "property"
         return "method" if self.cls is not None else "function"
 
     @property
@@ -195,7 +195,7 @@ class FuncInfo:
                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node is not self.node:
                     fn_value: ast.expr = ast.Name(id=node.name, ctx=ast.Load())
                     for dec in reversed(node.decorator_list):
-                        if decorator_name(dec) in NON_CALLING_DECORATORS:
+                        if decorator_name(dec) in decorator_names.NON_CALLING:
                             continue
                         call = ast.Call(func=dec, args=[fn_value], keywords=[])
                         out.append(("decorate", ast.copy_location(call, dec)))
@@ -274,11 +274,6 @@ class ModuleInfo:
     @property
     def star_imports(self) -> list[str]:
         return [b.target for b in self.globals.get("*", ())]
-
-
-# Decorators that Python applies but that are modelled as the def itself (no call edge).
-NON_CALLING_DECORATORS = {"staticmethod", "classmethod", "property", "abstractmethod", "abc.abstractmethod",
-                          "functools.wraps", "wraps", "overload", "typing.overload", "override", "typing.override"}
 
 
 def first_param(fn: FuncInfo) -> str | None:
@@ -393,18 +388,6 @@ def dotted_text(node: ast.AST) -> str | None:
     if not isinstance(node, ast.Name):
         return None
     parts.append(node.id)
-    return ".".join(reversed(parts))
-
-
-def decorator_name(node: ast.expr) -> str:
-    if isinstance(node, ast.Call):
-        node = node.func
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
     return ".".join(reversed(parts))
 
 

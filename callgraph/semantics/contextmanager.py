@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from typing import FrozenSet
 
+from ..index import decorator_names
 from ..index.scopes import FuncInfo
 from ..values import Value, VExt, VInst
 from .binding import self_context
 from .protocol import Inference
 from .rule import Rule
 
-DECORATORS = ("contextlib.contextmanager", "contextmanager")
+DECORATORS = decorator_names.CONTEXT_MANAGER
 
 
 class ContextManager(Rule):

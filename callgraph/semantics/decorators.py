@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import FrozenSet
 
-from ..index.scopes import NON_CALLING_DECORATORS, FuncInfo, decorator_name
+from ..index.decorator_names import NON_CALLING, decorator_name
+from ..index.scopes import FuncInfo
 from ..values import Value, VClass, VFunc, VInst, VPartial
 from .protocol import Inference, Scope
 from .rule import CallArgs, Dispatch, Rule
@@ -29,7 +30,7 @@ def decorated(ev: Inference, fn: FuncInfo, value: FrozenSet[Value], scope: Scope
     """The values the name of decorated def `fn` binds: each in-tree decorator's return value,
     applied innermost first, starting from `value` (the function itself)."""
     for dec in reversed(fn.node.decorator_list):
-        if decorator_name(dec) in NON_CALLING_DECORATORS:
+        if decorator_name(dec) in NON_CALLING:
             continue
         dvals = ev.eval(dec, scope, set())
         if not any(isinstance(d, (VFunc, VClass)) for d in dvals):

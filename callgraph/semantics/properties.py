@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from typing import FrozenSet
 
+from ..index import decorator_names
 from ..index.scopes import FuncInfo, first_param
 from ..values import Ctx, Value, VExt
 from .protocol import Inference
 from .rule import Rule
 
-DECORATORS = ("property", "cached_property", "functools.cached_property", "abc.abstractproperty")
+DECORATORS = decorator_names.PROPERTY
 
 
 class Property(Rule):
