@@ -26,7 +26,7 @@ from .infer.evaluator import Evaluator
 from .model import GraphView, Node, Proof, Unresolved
 from .query import ReachInputs, reach, start_context
 from .relevance import Relevance, build_index
-from .roots import find_roots
+from .roots import MAX_FILE_MB, find_roots
 from .whole_tree import whole_tree
 
 RECURSION_LIMIT = 8000
@@ -42,13 +42,15 @@ class Analysis:
         use_cache: bool = True,
         progress: Callable[[str], None] | None = None,
         warn: Callable[[str], None] | None = None,
+        max_file_mb: float | None = MAX_FILE_MB,
     ):
         self.progress = progress
         # Nested inference recurses through evaluate/attribute/call frames; the limits in
         # docs/rules.md bound it, this leaves them room on deeply nested analysed code.
         sys.setrecursionlimit(max(sys.getrecursionlimit(), RECURSION_LIMIT))
         self.source_roots = find_roots(list(roots), package)
-        self.project = Project(self.source_roots, warn=warn or (lambda m: print(f"callgraph: warning: {m}", file=sys.stderr)))
+        self.project = Project(self.source_roots, warn=warn or (lambda m: print(f"callgraph: warning: {m}", file=sys.stderr)),
+                               max_file_mb=max_file_mb)
         if not self.project.scope_files():
             where = ", ".join(str(r.scope) for r in self.source_roots)
             raise RootError(f"no Python files under {where}")
@@ -135,7 +137,8 @@ class Analysis:
     def _relevance_for(self, target_name: str, deadline: float | None = None) -> Relevance:
         if self._names is None:
             names = build_index(self.project.sources, self.cache, self.progress,
-                                skipped=self.project._warn_once, deadline=deadline)
+                                skipped=self.project._warn_once, deadline=deadline,
+                                unparsed=self.project.oversized)
             if names.missing:  # cut by --max-seconds: rules nothing out, and is not kept
                 return Relevance(names, target_name)
             self._names = names
@@ -216,6 +219,12 @@ class Analysis:
             digest = sources.digest(p)
             if digest is not None:
                 parts.append((p.as_posix(), digest))
+        for p in self.project.oversized:  # not read whole, but their names count (relevance.py)
+            try:
+                st = p.stat()
+                parts.append((p.as_posix(), f"{st.st_size}:{st.st_mtime_ns}"))
+            except OSError:
+                continue
         self._digest = key_of(parts)
         return self._digest
 

@@ -108,7 +108,7 @@ def _blocking_rows(inp: ReachInputs, ex: Exploration, target: Resolved,
         return []
     rel: Relevance = inp.relevance_for(target.func.rsplit(".", 1)[-1],
                                        cut.deadline if cut is not None else None)
-    if rel.index.missing and cut is not None:
+    if rel.index.missing and cut is not None and cut.deadline is not None:
         cut.add(f"name summaries of {rel.index.missing} file(s), so every unresolved "
                         f"site counts as one that could lead there")
     ranked = {}

@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 import multiprocessing
 import os
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -86,6 +87,19 @@ def _coarse_summary(tree: ast.AST) -> dict:
     return {"defs": [(name, callees, True) for name in defs], "holders": sorted(names),
             "values": sorted(names | ({"<lambda>"} if "<lambda>" in defs else set())),
             "classes": sorted(set(classes)), "dynamic": True}
+
+
+def text_summary(data: bytes) -> dict:
+    """The coarse summary of a file that is not parsed (over the size limit), from its text
+    alone: every def may call every name the file mentions, and what it is given. As sound as
+    `_coarse_summary`, so skipping a big file never turns a site it could explain irrelevant."""
+    text = data.decode("utf-8", errors="replace")
+    names = set(re.findall(r"[A-Za-z_]\w*", text))
+    defs = set(re.findall(r"(?:def|class)\s+([A-Za-z_]\w*)", text)) | {"<lambda>"}
+    callees = sorted(names | {"@" + n for n in names})
+    return {"defs": [(name, callees, True) for name in sorted(defs)], "holders": sorted(names),
+            "values": sorted(names | {"<lambda>"}), "dynamic": True,
+            "classes": sorted(set(re.findall(r"class\s+([A-Za-z_]\w*)", text)))}
 
 
 class _Summarizer(ast.NodeVisitor):
@@ -224,11 +238,17 @@ def _summarize_file(path: str) -> tuple[str, str, dict | str]:
 
 def build_index(sources: Sources, cache: Cache, progress: Callable[[str], None] | None = None,
                 skipped: Callable[[Path, str], None] | None = None,
-                deadline: float | None = None) -> NameIndex:
+                deadline: float | None = None, unparsed: list[Path] = ()) -> NameIndex:
     """The names of every file, from the cache or summarised now. Past `deadline` (a
     `--max-seconds` budget, time.perf_counter()), the files not yet summarised are counted in
-    `missing`: what was summarised is cached, and the index rules nothing out."""
+    `missing`: what was summarised is cached, and the index rules nothing out. `unparsed`
+    files (over the size limit) count by their text (`text_summary`)."""
     index = NameIndex()
+    for p in unparsed:
+        try:
+            index.add(text_summary(p.read_bytes()))
+        except OSError:
+            index.missing += 1
     todo: list[str] = []
     for p in sources.files():
         digest = sources.digest(p)
@@ -259,8 +279,13 @@ def build_index(sources: Sources, cache: Cache, progress: Callable[[str], None] 
             if isinstance(summary, dict):
                 cache.put("names", digest, summary)
                 index.add(summary)
-            elif skipped is not None:
-                skipped(Path(path), summary)
+            else:  # not parsed: its names still count, by its text (a skipped file can call)
+                if skipped is not None:
+                    skipped(Path(path), summary)
+                try:
+                    index.add(text_summary(Path(path).read_bytes()))
+                except OSError:
+                    index.missing += 1
             if deadline is not None and time.perf_counter() > deadline and done < len(todo):
                 index.missing = len(todo) - done
                 break

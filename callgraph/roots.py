@@ -23,6 +23,9 @@ from .errors import RootError
 # Ancestors above a given root that may be the import root, and files sampled to decide.
 MAX_ROOT_CLIMB = 4
 SAMPLE_FILES = 60
+# Files larger than this are skipped with a warning (issue 17: a generated 50 MB file of 865k
+# functions took 11.5 GB to analyse). --max-file-mb / `max_file_mb` in the config change it.
+MAX_FILE_MB = 50.0
 SKIP_DIRS = {"__pycache__", ".git", ".hg", ".tox", ".venv", "venv", "node_modules", ".mypy_cache"}
 
 _IMPORT_RE = re.compile(r"^\s*(?:from\s+([A-Za-z_][\w.]*)\s+import|import\s+([A-Za-z_][\w.]*))", re.M)
@@ -50,7 +53,23 @@ class SourceRoot:
             return path.as_posix()
 
 
-def python_files(folder: Path, skipped: Callable[[Path, str], None] | None = None) -> list[Path]:
+def too_big(path: Path, max_mb: float | None) -> str | None:
+    """Why a file is skipped for its size, or None (also when it cannot be stat'ed: the read
+    that follows says why)."""
+    if max_mb is None:
+        return None
+    try:
+        size = path.stat().st_size
+    except OSError:
+        return None
+    if size <= max_mb * 1e6:
+        return None
+    return (f"{size / 1e6:.1f} MB is over the file-size limit of {max_mb:g} MB "
+            f"(raise it with --max-file-mb, or max_file_mb in [callgraph])")
+
+
+def python_files(folder: Path, skipped: Callable[[Path, str], None] | None = None,
+                 max_mb: float | None = None) -> list[Path]:
     """Every .py file under folder, sorted, skipping caches and virtual environments.
 
     A folder that cannot be listed and a link that leads nowhere (a loop `a.py -> b.py ->
@@ -74,6 +93,11 @@ def python_files(folder: Path, skipped: Callable[[Path, str], None] | None = Non
                     if skipped is not None:
                         skipped(path, problem)
                     continue
+            problem = too_big(path, max_mb)
+            if problem is not None:
+                if skipped is not None:
+                    skipped(path, problem)
+                continue
             out.append(path)
     return out
 

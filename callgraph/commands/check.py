@@ -20,7 +20,7 @@ from ..gate.patch import read_patch, touched_functions
 from ..gate.report import render_github, render_json, render_text
 from ..gate.results import exit_code
 from ..exit_codes import ExitCode
-from .common import parse_binds
+from .common import max_file_option, parse_binds
 
 
 @click.command("check")
@@ -50,6 +50,7 @@ from .common import parse_binds
 @click.option("--cache-dir", type=click.Path(file_okay=False), default=None,
               help="Cache folder (default $XDG_CACHE_HOME/callgraph).")
 @click.option("--no-cache", is_flag=True, help="Do not read or write the analysis cache.")
+@max_file_option
 def check(config_path, contract_ids, junit_xml, baseline, update_baseline, fail_on_drift, unknown,
           fmt, patch_file, entries, roots, package, binds, cache_dir, no_cache) -> int:
     """Check call-path contracts (or a patch's touched functions) for CI."""
@@ -60,7 +61,9 @@ def check(config_path, contract_ids, junit_xml, baseline, update_baseline, fail_
         "baseline": Path(baseline) if baseline else None,
     }
     cfg = load_config(config_path, Path.cwd(), overrides, required=patch_file is None)
-    analyses = Analyses(cache_dir=cache_dir, use_cache=not no_cache)
+    max_mb = click.get_current_context().meta.get("callgraph.max_file_mb") or cfg.max_file_mb
+    analyses = Analyses(cache_dir=cache_dir, use_cache=not no_cache,
+                        **({"max_file_mb": max_mb} if max_mb else {}))
     notes: list[str] = []
     unchecked: list[str] = []
     if patch_file is not None:

@@ -7,6 +7,7 @@ import click
 
 from ..errors import BindingError
 from ..gate.config import tree_scope
+from ..roots import MAX_FILE_MB
 
 
 def tree_options(fn):
@@ -21,9 +22,24 @@ def tree_options(fn):
         click.option("--cache-dir", type=click.Path(file_okay=False),
                      help="Cache folder (default $XDG_CACHE_HOME/callgraph)."),
         click.option("--no-cache", is_flag=True, help="Neither read nor write the on-disk cache."),
+        max_file_option,
     ]):
         fn = opt(fn)
     return fn
+
+
+def _keep_max_file_mb(ctx: click.Context, _param, value):
+    if value is not None:
+        ctx.meta["callgraph.max_file_mb"] = value
+    return value
+
+
+#: --max-file-mb, kept in the click context (no command signature carries it) for open_analysis.
+max_file_option = click.option(
+    "--max-file-mb", type=click.FloatRange(min=0, min_open=True), metavar="MB", expose_value=False,
+    callback=_keep_max_file_mb,
+    help=f"Skip (with a warning) source files larger than MB megabytes; default {MAX_FILE_MB:g}, "
+         "or max_file_mb in the config.")
 
 
 def jobs_option(fn):
@@ -41,14 +57,16 @@ def open_analysis(roots, package, binds, cache_dir, no_cache, quiet: bool = Fals
 
     say = lambda line: click.echo(f"callgraph: {line}", err=True)  # noqa: E731
     progress = None if quiet else say
-    scope, source = tree_scope(Path.cwd(), tuple(roots), package, tuple(sorted(parse_binds(binds).items())))
-    if source is not None and not quiet:
-        say(f"settings from {source}")
+    scope, cfg = tree_scope(Path.cwd(), tuple(roots), package, tuple(sorted(parse_binds(binds).items())))
+    if cfg.source is not None and not quiet:
+        say(f"settings from {cfg.source}")
+    ctx = click.get_current_context(silent=True)
+    max_mb = (ctx.meta.get("callgraph.max_file_mb") if ctx else None) or cfg.max_file_mb or MAX_FILE_MB
     if scope.roots and scope.package:
         say(f"analysing package {scope.package} together with "
             f"{', '.join(scope.roots)}: one tree, names resolve in either")
     an = Analysis(roots=list(scope.roots), package=scope.package, binds=dict(scope.binds),
-                  cache_dir=cache_dir, use_cache=not no_cache, progress=progress)
+                  cache_dir=cache_dir, use_cache=not no_cache, progress=progress, max_file_mb=max_mb)
     for factory in an.unmatched_binds():
         say(f"warning: --bind {factory}: no call site in the tree calls {factory} (misspelt?)")
     return an

@@ -59,6 +59,7 @@ class Config:
     baseline: Path | None = None
     fail_on_drift: bool = False
     max_seconds: float | None = None
+    max_file_mb: float | None = None     # None: the default (roots.MAX_FILE_MB)
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -103,7 +104,7 @@ def load_config(path: str | Path | None = None, cwd: str | Path = ".",
         format=settings.get("format", "text"),
         baseline=(base / baseline) if isinstance(baseline, str) else baseline,
         fail_on_drift=settings.get("fail_on_drift", False),
-        max_seconds=settings.get("max_seconds"))
+        max_seconds=settings.get("max_seconds"), max_file_mb=settings.get("max_file_mb"))
 
 
 def _scope(values: dict[str, Any], base: Path, fallback: Scope) -> Scope:
@@ -188,10 +189,11 @@ def _one_line(exc: Exception) -> str:
 
 
 def tree_scope(cwd: str | Path, roots: tuple[str, ...] = (), package: str | None = None,
-               binds: tuple[tuple[str, str], ...] = ()) -> tuple[Scope, Path | None]:
+               binds: tuple[tuple[str, str], ...] = ()) -> tuple[Scope, Config]:
     """The tree an analysing command runs on: the working folder's `[callgraph]` /
     `[tool.callgraph]` roots, package and bindings, each overridden by its command-line value.
-    -> (scope, the config file read or None). The whole file is validated, as for `check`."""
+    -> (scope, the whole config: its `source` is the file read, or None). The whole file is
+    validated, as for `check`."""
     cfg = load_config(None, cwd, {"roots": tuple(str(Path(r).resolve()) for r in roots),
                                   "package": package, "bindings": tuple(binds)}, required=False)
-    return cfg.scope, cfg.source
+    return cfg.scope, cfg

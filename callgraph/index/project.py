@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 from typing import Callable, Iterator
 
-from ..roots import SourceRoot
+from ..roots import MAX_FILE_MB, SourceRoot, too_big
 from .compact import compact
 from .decorator_names import decorator_name
 from .scopes import Binding, ClassInfo, FuncInfo, ModuleInfo, collect_bindings
@@ -22,8 +22,12 @@ MODULE_CODE = "<module>"
 
 
 class Project:
-    def __init__(self, roots: list[SourceRoot], warn: Callable[[str], None] | None = None):
+    def __init__(self, roots: list[SourceRoot], warn: Callable[[str], None] | None = None,
+                 max_file_mb: float | None = MAX_FILE_MB):
         self.roots = roots
+        self.max_file_mb = max_file_mb  # larger files are skipped with a warning (roots.too_big)
+        self.oversized: list[Path] = []  # the scope files skipped for their size
+        self.skipped: dict[Path, str] = {}  # resolved path -> why it was not analysed
         self.warn = warn or (lambda msg: None)
         self.modules: dict[str, ModuleInfo | None] = {}
         self.functions: dict[str, FuncInfo] = {}
@@ -32,7 +36,7 @@ class Project:
         self.hashes: dict[str, str] = {}  # posix path -> sha1 of the bytes parsed
         self._warned: set[Path] = set()
         self._texts: list[tuple[Path, str]] | None = None
-        self.sources = Sources(roots, self._warn_once, self._warn_unresolved)  # the one reader
+        self.sources = Sources(roots, self._warn_once, self._skipped_file, max_file_mb)  # the one reader
         self._class_headers: dict[str, set[tuple[str, Path]]] | None = None
         self._loaded_all = False  # every scope file parsed (load_all)
         self._def_names: dict[Path, set[str]] = {}
@@ -183,6 +187,11 @@ class Project:
         path = path.resolve()
         if path in self.by_path:
             return self.by_path[path]
+        big = too_big(path, self.max_file_mb)  # a module imported from outside the scope, too
+        if big is not None:
+            self._warn_once(path, big)
+            self.by_path[path] = None
+            return None
         src, tree, problem = self.sources.parse(path)
         if src is not None:
             self.hashes[path.as_posix()] = src.digest  # of the bytes parsed
@@ -227,12 +236,33 @@ class Project:
         fn._locals = mod.globals  # the module's names are this code's locals
         self.functions.setdefault(qual, fn)
 
+    def _skipped_file(self, path: Path, problem: str) -> None:
+        if too_big(path, self.max_file_mb) is not None:
+            self.oversized.append(path)
+        self._warn_unresolved(path, problem)
+
     def _warn_unresolved(self, path: Path, problem: str) -> None:
         """A warning for a path that cannot be resolved (a link loop): named as given."""
+        self._warned.add(path)
+        self.skipped.setdefault(path, problem)
         self.warn(f"skipping {self.display(path)}: {problem}")
+
+    def skipped_module(self, name: str) -> str | None:
+        """Why the module holding dotted `name` (`pkg.big.helper`: `pkg.big`) is not analysed,
+        when it is an in-tree file that was skipped; else None."""
+        parts = name.split(".")
+        for i in range(len(parts), 0, -1):
+            found = self.locate(".".join(parts[:i]))
+            if found is not None:
+                if self.module(".".join(parts[:i])) is not None:
+                    return None
+                why = self.skipped.get(found[0].resolve()) or self.skipped.get(found[0])
+                return f"{self.display(found[0])} was skipped ({why})" if why else None
+        return None
 
     def _warn_once(self, path: Path, problem: str) -> None:
         path = path.resolve()
+        self.skipped.setdefault(path, problem)
         if path not in self._warned:
             self._warned.add(path)
             self.warn(f"skipping {self.display(path)}: {problem}")

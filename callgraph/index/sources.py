@@ -64,8 +64,10 @@ class Sources:
     whole-tree export parses every file and would hold its source twice. `warn(path, problem)`
     hears about each file that cannot be used (the index says it once per file)."""
 
-    def __init__(self, roots: list[SourceRoot], warn: Callable[[Path, str], None], unlisted: Callable[[Path, str], None]):
+    def __init__(self, roots: list[SourceRoot], warn: Callable[[Path, str], None], unlisted: Callable[[Path, str], None],
+                 max_file_mb: float | None = None):
         self.roots = roots
+        self.max_file_mb = max_file_mb  # larger files are not listed; `unlisted` hears why
         self._warn = warn
         self._unlisted = unlisted
         self._files: list[Path] | None = None
@@ -77,7 +79,7 @@ class Sources:
         if self._files is None:
             seen: dict[Path, None] = {}
             for root in self.roots:
-                for p in python_files(root.scope, self._unlisted):
+                for p in python_files(root.scope, self._unlisted, self.max_file_mb):
                     seen.setdefault(p, None)
             self._files = list(seen)
         return self._files

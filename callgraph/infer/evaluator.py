@@ -278,9 +278,14 @@ class Evaluator(Sequences, Annotations):
         return apply_stores(self, values, items, tags)
 
     def dotted(self, name: str) -> FrozenSet[Value]:
-        """The value of an imported dotted name: an in-tree module, a name in one, or external."""
+        """The value of an imported dotted name: an in-tree module, a name in one, or external.
+        A name of an in-tree file that was skipped (unparsable, over the size limit) is unknown
+        with the reason, never external: external code could not reach the target, that file can."""
         if self.p.module(name) is not None:
             return frozenset({VModule(name)})
+        skipped = self.p.skipped_module(name)
+        if skipped is not None:
+            return unknown(skipped)
         head, _, attr = name.rpartition(".")
         if head:
             mod = self.p.module(head)
