@@ -154,7 +154,7 @@ def _hop(h: dict[str, Any]) -> Hop:
 
 
 def hop_json(h: Hop) -> dict[str, Any]:
-    """One hop or edge in the JSON vocabulary of DESIGN.md."""
+    """One hop or edge in the JSON vocabulary of docs/vocabulary.md."""
     return {"caller": h.caller, "callee": h.callee, "site": h.site, "expr": h.expr, "rule": h.rule,
             "via": list(h.via)}
 

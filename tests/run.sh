@@ -1,18 +1,40 @@
 #!/usr/bin/env bash
 # The one test command (README, .ci/run): installs what the tests need, then runs them.
+#
+# Everything goes into the Python environment this is run from: the interpreter of the active
+# virtual environment ($VIRTUAL_ENV), else `python3` on PATH (or $PYTHON), named before anything
+# is installed. It never calls sudo and never switches to another Python. Outside a virtual
+# environment it installs into that python3 only in a throw-away machine (CI=true, or as root:
+# a container) or when told to (CALLGRAPH_TESTS_ANY_PYTHON=1, as .ci/run does), so a user's own
+# Python is not changed behind their back.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [ -n "${PYTHON:-}" ]; then PY="$PYTHON"
+elif [ -n "${VIRTUAL_ENV:-}" ] && [ -x "$VIRTUAL_ENV/bin/python" ]; then PY="$VIRTUAL_ENV/bin/python"
+else PY=python3; fi
+if ! "$PY" -c 'import sys; sys.exit(sys.prefix == sys.base_prefix)' && [ "${CALLGRAPH_TESTS_ANY_PYTHON:-}" != 1 ] \
+   && [ "${CI:-}" != true ] && [ "$(id -u)" != 0 ]; then
+  echo "tests/run.sh: $("$PY" -c 'import sys; print(sys.executable)') is not a virtual environment;" >&2
+  echo "  make one first (python3 -m venv .venv && . .venv/bin/activate), or set" >&2
+  echo "  CALLGRAPH_TESTS_ANY_PYTHON=1 to install into this interpreter anyway" >&2
+  exit 3
+fi
+echo "tests/run.sh: installing into $("$PY" -c 'import sys; print(sys.prefix)')"
 if ! command -v dot >/dev/null 2>&1; then
-  echo "tests/run.sh: installing Graphviz (Debian package graphviz)"
-  if [ "$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq graphviz >/dev/null
-  else sudo apt-get update -qq && sudo apt-get install -y -qq graphviz >/dev/null; fi
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "tests/run.sh: installing Graphviz (Debian package graphviz)"
+    apt-get update -qq && apt-get install -y -qq graphviz >/dev/null
+  else
+    echo "tests/run.sh: Graphviz's dot is missing; install it (e.g. sudo apt-get install graphviz)" >&2
+    exit 3
+  fi
 fi
 # torch's CPU build first: an unpinned torch would pull a multi-GB CUDA build.
-python3 -c 'import torch' 2>/dev/null || python3 -m pip install -q torch==2.13.0
-python3 -m pip install -q -e '.[test,dump]'
+"$PY" -c 'import torch' 2>/dev/null || "$PY" -m pip install -q torch==2.13.0
+"$PY" -m pip install -q -e '.[test,dump]'
 # The layering of docs/architecture.md and the one-adapter-per-library rule (setup.cfg's
 # [importlinter] contracts), before the tests: a broken layer fails fast.
-lint-imports --no-logo
-python3 -m pytest -q "$@"
+"$PY" -c 'from importlinter.cli import lint_imports_command; lint_imports_command()' --no-logo
+"$PY" -m pytest -q "$@"
 # The project's own pre-patch gate, as a user would run it in CI (docs/ci.md).
-python3 -m callgraph.cli check --config fixtures/check/self/setup.cfg
+"$PY" -m callgraph check --config fixtures/check/self/setup.cfg

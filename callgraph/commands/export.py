@@ -1,7 +1,7 @@
 """`callgraph export -o FILE`: the call graph of the whole tree, in a format other tools read.
 
 Every function and method of the scope is a node and every resolved edge carries its site and
-rule (`Analysis.export()`); the format (`--format`, else FILE's suffix) is one of json (the graph vocabulary of DESIGN.md), pycg
+rule (`Analysis.export()`); the format (`--format`, else FILE's suffix) is one of json (the graph vocabulary of docs/vocabulary.md), pycg
 (PyCG's adjacency JSON, for its consumers and its scoring), graphml (networkx) or dot. The file
 is written atomically, so a long export that is interrupted leaves any previous file intact.
 """

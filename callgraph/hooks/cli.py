@@ -229,7 +229,7 @@ def _needs_extra():
         from tqdm import tqdm
     except ImportError as exc:
         raise CallgraphError(f"callgraph dump needs the dump extra ({exc.name or exc}): "
-                             f"pip install 'callgraph[dump]'") from None
+                             f"pip install -e '.[dump]' in a checkout of callgraph") from None
     return torch, tqdm
 
 

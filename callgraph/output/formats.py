@@ -54,7 +54,7 @@ def format_for(out: Path, fmt: str | None) -> str:
     return SUFFIXES[suffix]
 
 
-# -- json: the DESIGN.md graph vocabulary --------------------------------------------------
+# -- json: the graph vocabulary (docs/vocabulary.md) ---------------------------------------
 def to_json_text(view: GraphView) -> str:
     return json_lines(view.to_json())
 
