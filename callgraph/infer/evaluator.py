@@ -283,9 +283,6 @@ class Evaluator(Sequences, Annotations):
         with the reason, never external: external code could not reach the target, that file can."""
         if self.p.module(name) is not None:
             return frozenset({VModule(name)})
-        skipped = self.p.skipped_module(name)
-        if skipped is not None:
-            return unknown(skipped)
         head, _, attr = name.rpartition(".")
         if head:
             mod = self.p.module(head)
@@ -297,6 +294,9 @@ class Evaluator(Sequences, Annotations):
                 return unknown(f"'{attr}' is not defined in {mod.display}")
         if self.p.is_namespace(name):
             return frozenset({VModule(name)})
+        skipped = self.p.skipped_module(name)
+        if skipped is not None:
+            return unknown(skipped)
         return frozenset({VExt(name)})
 
     # -- attributes ------------------------------------------------------------------------
