@@ -116,3 +116,21 @@ def test_root_and_package_together_are_one_tree_and_say_so(capsys):
     assert json.loads(got.out)["entry"] == KIMI
     assert main(["reach", "KimiK25ForConditionalGeneration", "json.dumps", "--root", str(SRT),
                  "--package", "json", "--no-cache"]) in (1, 2)  # a name of the package resolves
+
+
+def test_model_config_from_the_settings_reaches_the_analysis(project, monkeypatch, capsys):
+    """`model_config` is read like the other keys (relative to the config's folder), and
+    `--model-config` would override it; the analysis receives the path."""
+    from callgraph import api
+
+    got = {}
+
+    class Recording(api.Analysis):
+        def __init__(self, *args, model_config=None, **kwargs):
+            got["model_config"] = model_config
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(api, "Analysis", Recording)
+    (project / "setup.cfg").write_text(f"[callgraph]\nroots = {SRT}\nmodel_config = ckpt/config.json\n")
+    assert main(["callees", "KimiK25ForConditionalGeneration", "--no-cache"]) == 0
+    assert got["model_config"] == project / "ckpt" / "config.json"

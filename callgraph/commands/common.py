@@ -1,11 +1,12 @@
 """What the analysis commands share: the tree options, --bind parsing, opening the Analysis."""
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
 
 import click
 
-from ..errors import BindingError
+from ..errors import BindingError, ConfigError
 from ..gate.config import tree_scope
 from ..roots import MAX_FILE_MB
 
@@ -48,7 +49,7 @@ def jobs_option(fn):
                         help="Processes to resolve the whole tree in (forked after parsing).")(fn)
 
 
-def open_analysis(roots, package, binds, cache_dir, no_cache, quiet: bool = False):
+def open_analysis(roots, package, binds, cache_dir, no_cache, quiet: bool = False, model_config=None):
     """The engine loads only here, when a command runs; progress lines go to stderr.
 
     The tree comes from the working folder's `[callgraph]` / `[tool.callgraph]` settings
@@ -65,8 +66,16 @@ def open_analysis(roots, package, binds, cache_dir, no_cache, quiet: bool = Fals
     if scope.roots and scope.package:
         say(f"analysing package {scope.package} together with "
             f"{', '.join(scope.roots)}: one tree, names resolve in either")
+    extra = {}
+    model_config = model_config or cfg.model_config  # --model-config over model_config =
+    if model_config is not None:
+        if "model_config" not in inspect.signature(Analysis).parameters:
+            raise ConfigError(f"model_config {model_config}: this version of callgraph reads no "
+                              f"model config (the registries support adds it)")
+        extra["model_config"] = model_config
     an = Analysis(roots=list(scope.roots), package=scope.package, binds=dict(scope.binds),
-                  cache_dir=cache_dir, use_cache=not no_cache, progress=progress, max_file_mb=max_mb)
+                  cache_dir=cache_dir, use_cache=not no_cache, progress=progress, max_file_mb=max_mb,
+                  **extra)
     for factory in an.unmatched_binds():
         say(f"warning: --bind {factory}: no call site in the tree calls {factory} (misspelt?)")
     return an

@@ -60,6 +60,7 @@ class Config:
     fail_on_drift: bool = False
     max_seconds: float | None = None
     max_file_mb: float | None = None     # None: the default (roots.MAX_FILE_MB)
+    model_config: Path | None = None     # a checkpoint's config.json or folder (--model-config)
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -104,7 +105,8 @@ def load_config(path: str | Path | None = None, cwd: str | Path = ".",
         format=settings.get("format", "text"),
         baseline=(base / baseline) if isinstance(baseline, str) else baseline,
         fail_on_drift=settings.get("fail_on_drift", False),
-        max_seconds=settings.get("max_seconds"), max_file_mb=settings.get("max_file_mb"))
+        max_seconds=settings.get("max_seconds"), max_file_mb=settings.get("max_file_mb"),
+        model_config=(base / settings["model_config"]) if "model_config" in settings else None)
 
 
 def _scope(values: dict[str, Any], base: Path, fallback: Scope) -> Scope:
