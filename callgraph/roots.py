@@ -23,9 +23,11 @@ from .errors import RootError
 # Ancestors above a given root that may be the import root, and files sampled to decide.
 MAX_ROOT_CLIMB = 4
 SAMPLE_FILES = 60
-# Files larger than this are skipped with a warning (issue 17: a generated 50 MB file of 865k
-# functions took 11.5 GB to analyse). --max-file-mb / `max_file_mb` in the config change it.
-MAX_FILE_MB = 50.0
+# Files larger than this are skipped with a warning. Memory grows with a file's size: a
+# generated 5 MB file of 116k functions peaks at 1.07 GB in `export` (measured at bb6c576), a
+# 50 MB one took 11.5 GB (issue 17), so 8 MB keeps one file under 2 GB; the largest file of
+# SGLang, transformers and vLLM is 0.32 MB. --max-file-mb / `max_file_mb` change it.
+MAX_FILE_MB = 8.0
 SKIP_DIRS = {"__pycache__", ".git", ".hg", ".tox", ".venv", "venv", "node_modules", ".mypy_cache"}
 
 _IMPORT_RE = re.compile(r"^\s*(?:from\s+([A-Za-z_][\w.]*)\s+import|import\s+([A-Za-z_][\w.]*))", re.M)

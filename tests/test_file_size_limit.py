@@ -67,3 +67,14 @@ def test_a_skipped_file_of_any_kind_keeps_the_verdict_honest(tree, capsys):
     assert _reach(tree) == 2
     out = capsys.readouterr().out
     assert "helper()" in out and "pkg/big.py was skipped (syntax error" in out
+
+
+def test_the_default_limit_skips_a_file_that_would_cost_gigabytes(tree, tmp_path, capsys):
+    """By default (roots.MAX_FILE_MB, 8 MB: a generated 5 MB file peaks at 1 GB) a 9 MB file
+    is skipped unread."""
+    from callgraph.roots import MAX_FILE_MB
+
+    assert MAX_FILE_MB == 8
+    (tree / "pkg" / "huge.py").write_text("# padding\n" * 900_000)
+    assert main(["export", "--root", str(tree), "--no-cache", "-o", str(tmp_path / "g.json")]) == 0
+    assert "skipping pkg/huge.py: 9.0 MB is over the file-size limit of 8 MB" in capsys.readouterr().err

@@ -125,7 +125,7 @@ SHARED_FIELDS = {
     "fail_on_drift": Field("bool"),
     "max_seconds": Field("float", help="time limit of one reach query"),
     "model_config": Field("str", help="a checkpoint's config.json (or its folder), relative to the config file's folder"),
-    "max_file_mb": Field("float", help="files larger than this are skipped with a warning (default 50)"),
+    "max_file_mb": Field("float", help="files larger than this are skipped with a warning (default 8)"),
 }
 
 CONTRACT_FIELDS = {
