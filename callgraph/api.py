@@ -18,6 +18,7 @@ from .errors import BindingError, RootError
 from .explore import Explorer, graph_view
 from .gcpause import collector_paused
 from .lookup import Resolved, resolve, unmatched_factories
+from .registries import Registries, read_model_config
 from .index.project import Project
 from .index.sources import read_file
 from .jedi_oracle import JediOracle
@@ -38,6 +39,7 @@ class Analysis:
         roots: list[str] | tuple[str, ...] = (),
         package: str | None = None,
         binds: dict[str, str] | None = None,
+        model_config: str | Path | None = None,
         cache_dir: str | Path | None = None,
         use_cache: bool = True,
         progress: Callable[[str], None] | None = None,
@@ -55,7 +57,10 @@ class Analysis:
             where = ", ".join(str(r.scope) for r in self.source_roots)
             raise RootError(f"no Python files under {where}")
         self.cache = Cache(Path(cache_dir) if cache_dir else None, enabled=use_cache)
-        self.ev = Evaluator(self.project, {})
+        self.model_config = read_model_config(model_config) if model_config else None
+        self.registries = Registries(self.project, self.model_config)
+        self.registries.validate()
+        self.ev = Evaluator(self.project, {}, registries=self.registries)
         self.ev.binds = self._resolve_binds(binds or {})
         self.explorer = Explorer(self.project, self.ev)
         self._names = None
@@ -76,20 +81,33 @@ class Analysis:
         return self._resolve(name).func
 
     def _resolve_binds(self, binds: dict[str, str]) -> dict[str, str]:
+        """FACTORY (a callee expression, or a site `file.py:LINE`) -> its classes' qualified
+        names, comma-separated (a factory may build several: Llava's two towers)."""
         out = {}
-        for factory, cls in binds.items():
-            if not factory or not cls:
-                raise BindingError(f"--bind {factory}={cls}: expected FACTORY=CLASS")
-            r = self._resolve(cls, what="--bind class")
-            if r.cls is None:
-                raise BindingError(f"--bind {factory}={cls}: {cls} is not a class")
-            out[factory] = r.cls
+        for factory, classes in binds.items():
+            names = [c.strip() for c in (classes or "").split(",")]
+            if not factory or not all(names):
+                raise BindingError(f"--bind {factory}={classes}: expected FACTORY=CLASS[,CLASS...]")
+            quals = []
+            for cls in names:
+                r = self._resolve(cls, what="--bind class")
+                if r.cls is None:
+                    raise BindingError(f"--bind {factory}={cls}: {cls} is not a class")
+                quals.append(r.cls)
+            out[factory] = ",".join(dict.fromkeys(quals))
         return out
 
     def unmatched_binds(self) -> list[str]:
         """The factories of `binds` that no call in the tree names (most likely misspelt): the
         commands warn, `check` refuses (lookup.unmatched_factories)."""
         return unmatched_factories(self.project, self.ev.binds) if self.ev.binds else []
+
+    def entry_of_config(self) -> str:
+        """With --model-config and no ENTRY: the class its `architectures` names in the tree."""
+        return self.registries.entry_class()
+
+    def _config_key(self) -> str:
+        return self.model_config.digest() if self.model_config else ""
 
     def node(self, qual: str) -> Node:
         if qual not in self.project.functions and qual not in self.project.classes:
@@ -164,7 +182,7 @@ class Analysis:
         t0 = time.perf_counter()  # --max-seconds bounds all of it: names, exploration, summaries
         deadline = t0 + max_seconds if max_seconds else None
         key = key_of(__version__, "reach", entry, target, all_paths, sorted(self.ev.binds.items()),
-                     self.roots, self._scope_digest())
+                     self._config_key(), self.roots, self._scope_digest())
         hit = self._cached("reach", key)
         if hit is not None:
             return _with_seconds(Proof.from_json(hit["proof"]), time.perf_counter() - t0)
@@ -189,11 +207,13 @@ class Analysis:
     def export(self, jobs: int = 1) -> GraphView:
         """The call graph of the whole tree: every function and method of the scope as a node,
         every resolved edge (two passes: see whole_tree.py), resolved in `jobs` processes."""
-        key = key_of(__version__, "export", sorted(self.ev.binds.items()), self.roots, self._scope_digest())
+        key = key_of(__version__, "export", sorted(self.ev.binds.items()), self._config_key(), self.roots,
+                     self._scope_digest())
         hit = self._cached("export", key)
         if hit is not None:
             return GraphView.from_json(hit["graph"])
-        view = whole_tree(self.project, self.ev.binds, self.roots, self.node, self.progress, jobs=jobs)
+        view = whole_tree(self.project, self.ev.binds, self.roots, self.node, self.progress, jobs=jobs,
+                          registries=self.registries)
         self._store("export", key, {"graph": view.to_json()})
         return view
 

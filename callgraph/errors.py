@@ -38,3 +38,7 @@ class RenderError(CallgraphError):
 
 class ProofError(CallgraphError):
     """A proof JSON that cannot be read or does not fit the live model."""
+
+
+class ModelConfigError(CallgraphError):
+    """A --model-config that cannot be read, or names what the tree's registries do not know."""

@@ -214,7 +214,7 @@ class Explorer:
             rule, via = _rule_and_via(t.rule, d.tags, callee)
             if implicit is not None:
                 rule, via = IMPLICIT_RULE[implicit], tuple(dict.fromkeys((rule,) + via))
-            ctx = self.add_edge(ex, state, fn, node, t.fn, t.ctx, rule, via, implicit)
+            ctx = self.add_edge(ex, state, fn, node, t.fn, t.ctx, rule, via, implicit, t.key)
             if ctx is None:
                 continue
             if is_target(t.fn) and ex.reached is None:
@@ -230,14 +230,14 @@ class Explorer:
         return False
 
     def add_edge(self, ex: Exploration, state: Ctx, fn, node: ast.Call, callee: str, ctx: Ctx, rule: str,
-                 via: tuple[str, ...], implicit: str | None = None) -> Ctx | None:
+                 via: tuple[str, ...], implicit: str | None = None, key: str = "") -> Ctx | None:
         """Record one resolved call; return the callee's context if it is new to explore."""
         # an implicit call's text is its own (`@dec`, `raise E`), made only for a new hop
         site, expr = (site_of(fn, node), None) if implicit else self._site(fn, node)
         known = ex.graph.has_edge(fn.qual, callee, key=(site, rule))
         if self.whole_tree and known:
             return ctx  # sweep(): the caller keeps what it needs
-        hop = Hop(fn.qual, callee, site, _implicit_text(implicit, node) if implicit else expr, rule, via)
+        hop = Hop(fn.qual, callee, site, _implicit_text(implicit, node) if implicit else expr, rule, via, key)
         if not known:
             ex.graph.add_edge(fn.qual, callee, key=(site, rule), hop=hop)
         if self.whole_tree:

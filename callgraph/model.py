@@ -40,6 +40,7 @@ RULES = (
     "decorator",        # decorated def kept as itself (@torch.no_grad() and the like)
     "class-hierarchy",  # receiver of a base type -> every override
     "bound",            # factory resolved by a user binding (--bind)
+    "registry",         # factory resolved by a framework registry's table (the edge's `key`)
     "jedi",             # Jedi's goto/infer answered where the index could not
     "callback",         # an in-tree callable handed to external code, which may call it
     "protocol",         # an implicit dunder call: for-loops call __iter__ / __next__
@@ -57,6 +58,7 @@ class Hop:
     expr: str   # the callee expression as written
     rule: str   # the rule that resolved the hop
     via: tuple[str, ...] = ()  # further rules that typed the receiver (param-binding, mro, ...)
+    key: str = ""  # a registry edge: the key that chose the class (`text_config.model_type=llama`)
 
     @property
     def site_path(self) -> str:
@@ -150,13 +152,16 @@ class Proof:
 
 def _hop(h: dict[str, Any]) -> Hop:
     return Hop(caller=h["caller"], callee=h["callee"], site=h["site"], expr=h.get("expr", ""),
-               rule=h.get("rule", ""), via=tuple(h.get("via", ())))
+               rule=h.get("rule", ""), via=tuple(h.get("via", ())), key=h.get("key", ""))
 
 
 def hop_json(h: Hop) -> dict[str, Any]:
     """One hop or edge in the JSON vocabulary of docs/vocabulary.md."""
-    return {"caller": h.caller, "callee": h.callee, "site": h.site, "expr": h.expr, "rule": h.rule,
-            "via": list(h.via)}
+    out = {"caller": h.caller, "callee": h.callee, "site": h.site, "expr": h.expr, "rule": h.rule,
+           "via": list(h.via)}
+    if h.key:
+        out["key"] = h.key
+    return out
 
 
 def _unresolved_json(u: Unresolved) -> dict[str, str]:

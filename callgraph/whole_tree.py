@@ -35,8 +35,9 @@ _HANDED = (VFunc, VPartial, VClass)
 
 
 def whole_tree(project: Project, binds: dict[str, str], roots: tuple[str, ...], node,
-               progress: Callable[[str], None] | None = None, jobs: int = 1) -> GraphView:
-    """`jobs`: processes the sweeps run in (workers.py)."""
+               progress: Callable[[str], None] | None = None, jobs: int = 1, registries=None) -> GraphView:
+    """`jobs`: processes the sweeps run in (workers.py); `registries`: the Analysis's (its model
+    config, its tables read once)."""
     project.load_all(progress)
     scope_paths = {p.resolve() for p in project.scope_files()}
     starts = []
@@ -47,7 +48,8 @@ def whole_tree(project: Project, binds: dict[str, str], roots: tuple[str, ...], 
     jobs = workers.usable_jobs(jobs)
     if progress:
         progress(f"resolving {len(starts)} functions" + (f" in {jobs} processes" if jobs > 1 else ""))
-    ev = Evaluator(project, binds, max_depth=EXPORT_INFER_DEPTH, max_return_contexts=EXPORT_RETURN_CONTEXTS)
+    ev = Evaluator(project, binds, max_depth=EXPORT_INFER_DEPTH, max_return_contexts=EXPORT_RETURN_CONTEXTS,
+                   registries=registries)
     explorer = Explorer(project, ev, whole_tree=True)
     ex = Exploration(graph=nx.MultiDiGraph())
 

@@ -1,7 +1,8 @@
 """Every `fixtures/reach/<case>/expected.json` is one run of `callgraph reach ... --json`.
 
 Adding a case is adding a folder (see fixtures/reach/*/README.md). The schema:
-entry, target, root (relative to fixtures/), args (extra CLI args), verdict, exit_code,
+entry, target, root (relative to fixtures/), args (extra CLI args; `{fixtures}` is the fixtures
+folder), verdict, exit_code,
 path (qualnames entry..target), sites (per hop, `path:line` or a list of alternatives), rules (per hop: a rule, a list of
 acceptable rules, or null), attribute_chain, error_contains (str or list, for verdict error),
 stderr_contains (str or list), unresolved_min (least number of unresolved sites named),
@@ -33,7 +34,8 @@ def run_reach(case: dict, root_base: Path, extra: list[str], capsys) -> tuple[in
     argv = ["reach", case["entry"], case["target"]]
     for root in case["root"]:
         argv += ["--root", str(root_base / root)]
-    argv += list(case.get("args", [])) + ["--json"] + extra
+    # `{fixtures}` in an argument is the fixtures folder (a --model-config file beside a tree)
+    argv += [a.replace("{fixtures}", str(root_base)) for a in case.get("args", [])] + ["--json"] + extra
     code = main(argv)
     out, err = capsys.readouterr()
     return code, out, err

@@ -29,7 +29,9 @@ assert len({c["id"] for c in CASES}) == len(CASES), "real case ids must be uniqu
 def test_real_case(case: dict, upstream, analysis_cache, capsys) -> None:
     tree = upstream(case["wheel"])  # sglang==0.5.23, transformers==5.23.0, vllm==0.33.0
     argv = ["reach", case["entry"], case["target"], "--root", str(tree / case["root"])]
-    argv += list(case.get("args", [])) + ["--json", "--cache-dir", str(analysis_cache)]
+    configs = Path(__file__).parent / "real_cases" / "configs"  # `{configs}/x.json`: a --model-config
+    argv += [a.replace("{configs}", str(configs)) for a in case.get("args", [])]
+    argv += ["--json", "--cache-dir", str(analysis_cache)]
     code = main(argv)
     out, err = capsys.readouterr()
     assert "Traceback" not in err, err

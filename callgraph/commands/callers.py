@@ -38,10 +38,10 @@ OVER_APPROXIMATION = ("context-insensitive over-approximation: a caller or path 
                    "the path reach proves (exact, slower).")
 @click.option("--json", "as_json", is_flag=True, help="Print the graph vocabulary as JSON.")
 @jobs_option
-def callers(target, roots, package, binds, cache_dir, no_cache, entries_only, paths, depth, verify,
+def callers(target, roots, package, binds, model_config, cache_dir, no_cache, entries_only, paths, depth, verify,
             as_json, jobs) -> int:
     """Every function that may reach TARGET (whole-tree graph; --verify proves each)."""
-    analysis = open_analysis(roots, package, binds, cache_dir, no_cache)
+    analysis = open_analysis(roots, package, binds, cache_dir, no_cache, model_config=model_config)
     name = analysis.resolve(target)
     whole = analysis.export(jobs=jobs)
     if name not in {n.name for n in whole.nodes}:  # a function nobody calls and outside the scope
@@ -92,9 +92,9 @@ def _paths(gq, whole, name, depth, entries_only):
 @click.option("--depth", type=click.IntRange(min=0), default=None, metavar="N",
               help="Calls followed from ENTRY, in hops; default: everything reachable.")
 @click.option("--json", "as_json", is_flag=True, help="Print the graph vocabulary as JSON.")
-def callees(entry, roots, package, binds, cache_dir, no_cache, depth, as_json) -> int:
+def callees(entry, roots, package, binds, model_config, cache_dir, no_cache, depth, as_json) -> int:
     """Every function reachable from ENTRY (within --depth hops)."""
-    analysis = open_analysis(roots, package, binds, cache_dir, no_cache)
+    analysis = open_analysis(roots, package, binds, cache_dir, no_cache, model_config=model_config)
     view = analysis.callees(analysis.resolve(entry), depth)
     if as_json:
         click.echo(json.dumps(view.to_json(), indent=2))

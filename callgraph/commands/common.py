@@ -1,25 +1,28 @@
 """What the analysis commands share: the tree options, --bind parsing, opening the Analysis."""
 from __future__ import annotations
 
-import inspect
 from pathlib import Path
 
 import click
 
-from ..errors import BindingError, ConfigError
+from ..errors import BindingError
 from ..gate.config import tree_scope
 from ..roots import MAX_FILE_MB
 
 
 def tree_options(fn):
-    """--root/--package/--bind/--cache-dir/--no-cache, shared by every command that analyses a tree."""
+    """--root/--package/--bind/--model-config/--cache-dir/--no-cache, shared by every command that
+    analyses a tree."""
     for opt in reversed([
         click.option("--root", "roots", multiple=True, metavar="DIR",
                      help="Source tree to analyse (repeatable); default: the current folder."),
         click.option("--package", metavar="NAME",
                      help="Analyse an installed package's folder (with --root: both, as one tree)."),
-        click.option("--bind", "binds", multiple=True, metavar="FACTORY=CLASS",
-                     help="What a factory returns, e.g. AutoModel.from_config=LlamaModel (repeatable)."),
+        click.option("--bind", "binds", multiple=True, metavar="FACTORY=CLASS[,CLASS]",
+                     help="What a factory (or a site FILE.py:LINE) builds, e.g. AutoModel.from_config=LlamaModel "
+                          "(repeatable; several classes comma-separated)."),
+        click.option("--model-config", metavar="PATH",
+                     help="A checkpoint's config.json (or its folder): registry factories build what it names."),
         click.option("--cache-dir", type=click.Path(file_okay=False),
                      help="Cache folder (default $XDG_CACHE_HOME/callgraph)."),
         click.option("--no-cache", is_flag=True, help="Neither read nor write the on-disk cache."),
@@ -53,12 +56,13 @@ def open_analysis(roots, package, binds, cache_dir, no_cache, quiet: bool = Fals
     """The engine loads only here, when a command runs; progress lines go to stderr.
 
     The tree comes from the working folder's `[callgraph]` / `[tool.callgraph]` settings
-    (roots, package, bindings), each overridden by its option (gate/config.py `tree_scope`)."""
+    (roots, package, bindings, model_config), each overridden by its option (gate/config.py `tree_scope`)."""
     from ..api import Analysis  # here, not above: `--help` and usage errors never load the engine
 
     say = lambda line: click.echo(f"callgraph: {line}", err=True)  # noqa: E731
     progress = None if quiet else say
-    scope, cfg = tree_scope(Path.cwd(), tuple(roots), package, tuple(sorted(parse_binds(binds).items())))
+    scope, cfg = tree_scope(Path.cwd(), tuple(roots), package, tuple(sorted(parse_binds(binds).items())),
+                            model_config)
     if cfg.source is not None and not quiet:
         say(f"settings from {cfg.source}")
     ctx = click.get_current_context(silent=True)
@@ -66,16 +70,11 @@ def open_analysis(roots, package, binds, cache_dir, no_cache, quiet: bool = Fals
     if scope.roots and scope.package:
         say(f"analysing package {scope.package} together with "
             f"{', '.join(scope.roots)}: one tree, names resolve in either")
-    extra = {}
-    model_config = model_config or cfg.model_config  # --model-config over model_config =
-    if model_config is not None:
-        if "model_config" not in inspect.signature(Analysis).parameters:
-            raise ConfigError(f"model_config {model_config}: this version of callgraph reads no "
-                              f"model config (the registries support adds it)")
-        extra["model_config"] = model_config
+    # --model-config over model_config = (a contract may name its own: gate/config.py Scope)
+    model_config = model_config or (Path(scope.model_config) if scope.model_config else None)
     an = Analysis(roots=list(scope.roots), package=scope.package, binds=dict(scope.binds),
-                  cache_dir=cache_dir, use_cache=not no_cache, progress=progress, max_file_mb=max_mb,
-                  **extra)
+                  model_config=model_config,
+                  cache_dir=cache_dir, use_cache=not no_cache, progress=progress, max_file_mb=max_mb)
     for factory in an.unmatched_binds():
         say(f"warning: --bind {factory}: no call site in the tree calls {factory} (misspelt?)")
     return an
@@ -87,7 +86,7 @@ def parse_binds(binds: tuple[str, ...]) -> dict[str, str]:
     for bind in binds:
         factory, sep, cls = bind.partition("=")
         if not sep or not factory.strip() or not cls.strip():
-            raise BindingError(f"--bind {bind!r}: expected FACTORY=CLASS, "
+            raise BindingError(f"--bind {bind!r}: expected FACTORY=CLASS[,CLASS...], "
                                "e.g. AutoModel.from_config=LlamaModel")
         parsed[factory.strip()] = cls.strip()
     return parsed

@@ -23,14 +23,14 @@ from .common import jobs_option, open_analysis, tree_options
                    "Default: from FILE's suffix (.json, .graphml, .dot).")
 @click.option("-o", "--output", "output", required=True, metavar="FILE", help="File to write.")
 @jobs_option
-def export(roots, package, binds, cache_dir, no_cache, fmt, output, jobs) -> int:
+def export(roots, package, binds, model_config, cache_dir, no_cache, fmt, output, jobs) -> int:
     """Write the call graph of the whole tree to FILE."""
     out = Path(output)
     fmt = format_for(out, fmt)  # x.svg would get JSON: refuse before the analysis
     if not out.parent.is_dir():  # fail before a long analysis, not after it
         raise FormatError(f"cannot write {out}: folder {out.parent} does not exist")
     t0 = time.perf_counter()
-    analysis = open_analysis(roots, package, binds, cache_dir, no_cache)
+    analysis = open_analysis(roots, package, binds, cache_dir, no_cache, model_config=model_config)
     view = analysis.export(jobs=jobs)
     write_graph(view, out, fmt)
     click.echo(f"callgraph: wrote {out} ({fmt}: {len(view.nodes)} functions, {len(view.edges)} calls, "

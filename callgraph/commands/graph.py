@@ -28,12 +28,12 @@ DEFAULT_DEPTH = 3
               help="Most nodes drawn; the caption says what was left out.")
 @click.option("-o", "--output", "output", required=True, metavar="FILE",
               help="Picture to write: FILE.dot, FILE.svg or FILE.png.")
-def graph(entry, target, depth, roots, package, binds, cache_dir, no_cache, max_nodes,
+def graph(entry, target, depth, roots, package, binds, model_config, cache_dir, no_cache, max_nodes,
           output) -> int:
     """Draw the calls reachable from ENTRY (to --depth), with the path to --to highlighted."""
     out = Path(output)
     output_format(out)  # bad suffix, missing folder or Graphviz: fail before the analysis
-    analysis = open_analysis(roots, package, binds, cache_dir, no_cache)
+    analysis = open_analysis(roots, package, binds, cache_dir, no_cache, model_config=model_config)
     entry_name = analysis.resolve(entry)
     view = analysis.callees(entry_name, depth)
     proof = analysis.reach(entry_name, analysis.resolve(target)) if target else None

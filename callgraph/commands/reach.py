@@ -12,21 +12,27 @@ from .common import open_analysis, tree_options
 
 
 @click.command()
-@click.argument("entry")
-@click.argument("target")
+@click.argument("names", nargs=-1, metavar="[ENTRY] TARGET")
 @tree_options
 @click.option("--json", "as_json", is_flag=True, help="Print the proof as JSON.")
 @click.option("--all-paths", is_flag=True, help="Explore the whole closure and report every path.")
 @click.option("--max-seconds", type=click.FloatRange(min=0, min_open=True), metavar="N",
               help="Stop exploring after N seconds (the verdict is then unknown unless reached).")
 @click.option("--dot", "dot_out", metavar="FILE", help="Also draw the proof: FILE.dot, FILE.svg or FILE.png.")
-def reach(entry, target, roots, package, binds, cache_dir, no_cache, as_json, all_paths, max_seconds, dot_out) -> int:
-    """Does ENTRY reach TARGET? Exit 0 reached, 1 unreachable, 2 unknown, 3 error, 4 bug."""
+def reach(names, roots, package, binds, model_config, cache_dir, no_cache, as_json, all_paths, max_seconds,
+          dot_out) -> int:
+    """Does ENTRY reach TARGET? Exit 0 reached, 1 unreachable, 2 unknown, 3 error, 4 bug.
+    With --model-config, ENTRY may be left out: the class of the config's architecture."""
+    if len(names) not in (1, 2) or (len(names) == 1 and not model_config):
+        raise click.UsageError("expected ENTRY TARGET (ENTRY may be left out with --model-config)")
+    entry, target = names if len(names) == 2 else (None, names[0])
     if dot_out:
         from ..render import output_format  # pydot and Graphviz only when a picture is asked for
 
         output_format(Path(dot_out))  # a bad suffix or missing Graphviz fails before the analysis
-    analysis = open_analysis(roots, package, binds, cache_dir, no_cache)
+    analysis = open_analysis(roots, package, binds, cache_dir, no_cache, model_config=model_config)
+    if entry is None:
+        entry = analysis.entry_of_config()
     proof = analysis.reach(entry, target, all_paths=all_paths, max_seconds=max_seconds)
     if dot_out:
         from ..render import render_proof_file

@@ -34,6 +34,7 @@ class Scope:
     roots: tuple[str, ...] = ()          # absolute paths
     package: str | None = None
     binds: tuple[tuple[str, str], ...] = ()
+    model_config: str | None = None      # a config.json (or its folder), absolute
 
 
 @dataclass(frozen=True)
@@ -110,7 +111,7 @@ def load_config(path: str | Path | None = None, cwd: str | Path = ".",
 
 
 def _scope(values: dict[str, Any], base: Path, fallback: Scope) -> Scope:
-    """A section's roots/package/bindings, each falling back to the enclosing scope's."""
+    """A section's roots/package/bindings/model_config, each falling back to the enclosing scope's."""
     roots = values.get("roots")
     package = values.get("package")
     if roots is None and package is not None:
@@ -121,7 +122,10 @@ def _scope(values: dict[str, Any], base: Path, fallback: Scope) -> Scope:
         package=package if own_tree else fallback.package,
         # bindings name classes of one tree: a contract on its own tree does not inherit them
         binds=tuple(values["bindings"]) if "bindings" in values else
-        (() if own_tree else fallback.binds))
+        (() if own_tree else fallback.binds),
+        # a model config, like bindings, belongs to one tree
+        model_config=str((base / values["model_config"]).resolve()) if values.get("model_config") else
+        (None if own_tree else fallback.model_config))
 
 
 def _read(path: Path | None, cwd: Path):
@@ -191,11 +195,13 @@ def _one_line(exc: Exception) -> str:
 
 
 def tree_scope(cwd: str | Path, roots: tuple[str, ...] = (), package: str | None = None,
-               binds: tuple[tuple[str, str], ...] = ()) -> tuple[Scope, Config]:
+               binds: tuple[tuple[str, str], ...] = (), model_config: str | None = None) -> tuple[Scope, Config]:
     """The tree an analysing command runs on: the working folder's `[callgraph]` /
-    `[tool.callgraph]` roots, package and bindings, each overridden by its command-line value.
-    -> (scope, the whole config: its `source` is the file read, or None). The whole file is
-    validated, as for `check`."""
+    `[tool.callgraph]` roots, package, bindings and model_config, each overridden by its
+    command-line value. -> (scope, the whole config: its `source` is the file read, or None).
+    The whole file is validated, as for `check`."""
     cfg = load_config(None, cwd, {"roots": tuple(str(Path(r).resolve()) for r in roots),
-                                  "package": package, "bindings": tuple(binds)}, required=False)
+                                  "package": package, "bindings": tuple(binds),
+                                  "model_config": str(Path(model_config).resolve()) if model_config else None},
+                      required=False)
     return cfg.scope, cfg

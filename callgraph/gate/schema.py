@@ -114,6 +114,8 @@ SCOPE_FIELDS = {
     "roots": Field("list", help="source roots, relative to the config file's folder"),
     "package": Field("str", help="an installed package to analyse instead of roots"),
     "bindings": Field("mapping", help="FACTORY = CLASS, as reach --bind"),
+    "model_config": Field("str", help="a checkpoint's config.json (or its folder), relative to the config file's "
+                                      "folder, as reach --model-config"),
 }
 
 SHARED_FIELDS = {
@@ -124,7 +126,6 @@ SHARED_FIELDS = {
     "baseline": Field("str", help="baseline JSON, relative to the config file's folder"),
     "fail_on_drift": Field("bool"),
     "max_seconds": Field("float", help="time limit of one reach query"),
-    "model_config": Field("str", help="a checkpoint's config.json (or its folder), relative to the config file's folder"),
     "max_file_mb": Field("float", help="files larger than this are skipped with a warning (default 8)"),
 }
 

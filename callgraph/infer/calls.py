@@ -12,7 +12,7 @@ from typing import FrozenSet
 
 from .. import semantics
 from ..index.scopes import FuncInfo
-from ..semantics import open_values, return_type
+from ..semantics import open_values, registry, return_type
 from ..semantics.binding import bind
 from ..semantics.constructor import construct
 from ..semantics.protocol import Inference, Scope
@@ -50,10 +50,11 @@ class CallModel:
         self._memo[key] = Dispatch()  # recursion guard
         tags: set[str] = set()
         d = Dispatch()
-        bound = self.ev.bound_factory(node)
-        if bound is not None:  # a --bind FACTORY=CLASS names what this factory returns
+        bound = self.ev.bound_factory(node, scope)
+        if bound:  # a --bind FACTORY=CLASS[,CLASS...] names what this factory returns
             tags.add("bound")
-            d.results = construct(self, bound, self.args(node, scope, set()), d, rule="bound")
+            args = self.args(node, scope, set())
+            d.results = frozenset().union(*(construct(self, q, args, d, rule="bound") for q in bound))
             d.tags = frozenset(tags)
             self._memo[key] = d
             return d
@@ -62,7 +63,10 @@ class CallModel:
         results: set[Value] = set()
         for v in ordered(callee) if len(callee) > 1 else callee:  # in one order, run to run
             results |= self.call_value(v, args, node, scope, d, tags)
-        if callee and all(isinstance(v, VConst) for v in callee):
+        found = self.ev.registries.site(node)
+        if found is not None:  # a registry factory: its table says what it builds
+            results = registry.dispatch(self, found, node, scope, d, tags, results)
+        elif callee and all(isinstance(v, VConst) for v in callee):
             # only None or literals inferred, yet called: the callable is set where the tree's
             # code was not read (from outside the class?), not an inert external
             lit = open_values.only_literals()
@@ -145,10 +149,10 @@ class CallModel:
         return frozenset({VExt("<call result>")})
 
     def invoke(self, fn: FuncInfo, self_val: Value | None, args: CallArgs, closure: Ctx | None, rule: str,
-               d: Dispatch, returning: bool = True) -> FrozenSet[Value]:
+               d: Dispatch, returning: bool = True, key: str = "") -> FrozenSet[Value]:
         """`fn` runs, with `rule` on the edge: a target of `d` whose return value is the call's
         (unless `returning` is False: a callback, an `__init__`)."""
-        target = Target(fn.qual, bind(fn, self_val, args, closure), rule)
+        target = Target(fn.qual, bind(fn, self_val, args, closure), rule, key)
         d.targets.append(target)
         if returning:
             d.returning.append(target)

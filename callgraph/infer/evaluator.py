@@ -14,6 +14,7 @@ import builtins
 from typing import Callable, FrozenSet, Iterable
 
 from ..index.project import Project
+from ..registries import Registries
 from ..index.scopes import MODULE_CODE, Binding, FuncInfo, ModuleInfo, dotted_text, first_param
 from ..semantics import binding, contextmanager, decorators, open_values, return_type
 from ..semantics.builtins_model import builtin_lacks
@@ -44,9 +45,10 @@ class Evaluator(Sequences, Annotations):
     without an argument in `annotations.py`."""
 
     def __init__(self, project: Project, binds: dict[str, str] | None = None, max_depth: int = MAX_INFER_DEPTH,
-                 max_return_contexts: int = MAX_RETURN_CONTEXTS):
+                 max_return_contexts: int = MAX_RETURN_CONTEXTS, registries: Registries | None = None):
         self.p = project
         self.binds = dict(binds or {})
+        self.registries = registries if registries is not None else Registries(project)
         self.classes = classes.ClassModel(self)
         self.calls = calls.CallModel(self)
         self._names: dict = {}        # names read with no calling context (module and class code)
@@ -129,17 +131,22 @@ class Evaluator(Sequences, Annotations):
         self._returns[key] = result
         return result
 
-    def bound_factory(self, node: ast.Call) -> str | None:
-        """The class a user --bind names for this call's callee expression, if any."""
+    def bound_factory(self, node: ast.Call, scope: Scope) -> tuple[str, ...]:
+        """The classes a user --bind names for this call: by its site (`modeling_llava.py:137`,
+        a path suffix and a line), else by its callee expression (`AutoModel.from_config`).
+        A binding may name several classes (comma-separated): the call may build any."""
         if not self.binds:
-            return None
+            return ()
         text = dotted_text(node.func)
-        if text is None:
-            return None
-        for key, qual in self.binds.items():
-            if text == key or text.endswith("." + key):
-                return qual
-        return None
+        by_text = ()
+        for key, quals in self.binds.items():
+            where, colon, line = key.rpartition(":")
+            if colon and line.isdigit():
+                if int(line) == node.lineno and ("/" + scope.mod.display).endswith("/" + where.lstrip("/")):
+                    return tuple(quals.split(","))
+            elif text is not None and (text == key or text.endswith("." + key)) and not by_text:
+                by_text = tuple(quals.split(","))
+        return by_text
 
     # -- names -----------------------------------------------------------------------------
     def _eval_Name(self, node: ast.Name, scope: Scope, tags: set[str]) -> FrozenSet[Value]:

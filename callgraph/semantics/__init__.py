@@ -17,11 +17,12 @@ are registered from `core.py`.
 from __future__ import annotations
 
 from . import (binding, builtins_model, callbacks, constructor, containers, contextmanager, core, decorators, direct, init_attribute,
-               module_call, mro, partial, properties, return_type, super_call)
+               module_call, mro, partial, properties, registry, return_type, super_call)
 from .rule import Call, Outcome, Rule
 
 REGISTRY: tuple[Rule, ...] = (
     core.BOUND,
+    registry.RULE,
     module_call.RULE,
     module_call.CALL_METHOD,
     super_call.RULE,

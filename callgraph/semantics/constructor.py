@@ -22,16 +22,17 @@ class Constructor(Rule):
         return construct(call.calls, call.value.qual, call.args, call.dispatch, self.name)
 
 
-def construct(calls, qual: str, args: CallArgs, d, rule: str) -> FrozenSet[Value]:
+def construct(calls, qual: str, args: CallArgs, d, rule: str, key: str = "") -> FrozenSet[Value]:
     """An instance of in-tree class `qual`, its `__init__` (and `__new__`) targets of `d` with
-    `rule` (`constructor`, or `bound` for a class named by --bind)."""
+    `rule` (`constructor`, `bound` for a class named by --bind, `registry` for one a registry
+    chose by `key`)."""
     cm = calls.ev.classes
     new = cm.method(qual, "__new__")
     init = cm.method(qual, "__init__")
     inst = VInst(qual)
     if init is not None:
         inst = VInst(qual, True, init_bindings(init[0], args))
-        calls.invoke(init[0], inst, args, None, rule, d, returning=False)
+        calls.invoke(init[0], inst, args, None, rule, d, returning=False, key=key)
     else:
         ext = cm.external_bases(qual)
         if ext and "(" not in ext[0] and not ext[0].startswith("<"):

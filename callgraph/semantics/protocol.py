@@ -61,6 +61,7 @@ class Inference(Protocol):
 
     p: Project
     binds: dict[str, str]
+    registries: object  # registries.Registries: the framework registries and the model config
     classes: Classes  # infer.classes.ClassModel: MRO, attribute lookup
     calls: object    # infer.calls.CallModel: dispatch of a call site
     stores_memo: dict
@@ -81,4 +82,4 @@ class Inference(Protocol):
 
     def fill(self, values: set[Value], items: list, tags: set[str]) -> set[Value]: ...
 
-    def bound_factory(self, node: ast.Call) -> str | None: ...
+    def bound_factory(self, node: ast.Call, scope: Scope) -> tuple[str, ...]: ...

@@ -49,6 +49,7 @@ class Target:
     fn: str          # qualified name of the function that runs
     ctx: Ctx         # its calling context
     rule: str        # the dispatch rule (see callgraph.model.RULES)
+    key: str = ""    # the registry key that chose it (`text_config.model_type=llama`), if any
 
 
 @dataclass(slots=True)
