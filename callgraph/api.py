@@ -6,6 +6,7 @@ lets ten CI contracts cost little more than one.
 """
 from __future__ import annotations
 
+import copy
 import sys
 import time
 from dataclasses import replace
@@ -101,6 +102,17 @@ class Analysis:
         """The factories of `binds` that no call in the tree names (most likely misspelt): the
         commands warn, `check` refuses (lookup.unmatched_factories)."""
         return unmatched_factories(self.project, self.ev.binds) if self.ev.binds else []
+
+    def with_model_config(self, model_config: str | Path | None) -> "Analysis":
+        """The same tree under another model config: the parsed files, the registries' tables,
+        the name summaries and the cache are shared; every inference starts afresh."""
+        other = copy.copy(self)
+        other.model_config = read_model_config(model_config) if model_config else None
+        other.registries = self.registries.with_config(other.model_config)
+        other.registries.validate()
+        other.ev = Evaluator(self.project, dict(self.ev.binds), registries=other.registries)
+        other.explorer = Explorer(self.project, other.ev)
+        return other
 
     def entry_of_config(self) -> str:
         """With --model-config and no ENTRY: the class its `architectures` names in the tree."""

@@ -104,3 +104,29 @@ def test_a_model_config_changes_the_cached_answer(tmp_path, capsys):
     assert main(argv + ["--model-config", str(HF / "llava-config.json")]) == 0
     assert main(argv) == 2
     capsys.readouterr()
+
+
+def test_the_gate_reads_model_config_shared_and_per_contract(tmp_path, capsys):
+    """`model_config` in [tool.callgraph] and in a contract, relative to the config's folder."""
+    (tmp_path / "pyproject.toml").write_text(f'''
+[tool.callgraph]
+roots = ["{HF}"]
+model_config = "{HF / 'llava-config.json'}"
+
+[tool.callgraph.contracts.vision]
+entry = "LlavaForConditionalGeneration"
+target = "CLIPVisionModel"
+expect = "reached"
+
+[tool.callgraph.contracts.unconfigured]
+entry = "LlavaForConditionalGeneration"
+target = "LlamaModel"
+expect = "reached"
+roots = ["{HF}"]
+''')
+    code = main(["check", "--config", str(tmp_path / "pyproject.toml"), "--no-cache"])
+    out = capsys.readouterr().out
+    # unknown exits 2; the contract on its own roots does not inherit the shared model config
+    assert code == 2, out
+    assert "KEPT     vision" in out and "UNKNOWN  unconfigured" in out
+    assert "text_config.model_type decides what AutoModel.from_config builds" in out

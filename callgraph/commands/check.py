@@ -47,16 +47,19 @@ from .common import max_file_option, parse_binds
 @click.option("--package", default=None, help="Analyse an installed package.")
 @click.option("--bind", "binds", multiple=True, metavar="FACTORY=CLASS",
               help="Resolve a factory to a class (repeatable); overrides the config's bindings.")
+@click.option("--model-config", metavar="PATH",
+              help="A checkpoint's config.json (or its folder); overrides the config's model_config.")
 @click.option("--cache-dir", type=click.Path(file_okay=False), default=None,
               help="Cache folder (default $XDG_CACHE_HOME/callgraph).")
 @click.option("--no-cache", is_flag=True, help="Do not read or write the analysis cache.")
 @max_file_option
 def check(config_path, contract_ids, junit_xml, baseline, update_baseline, fail_on_drift, unknown,
-          fmt, patch_file, entries, roots, package, binds, cache_dir, no_cache) -> int:
+          fmt, patch_file, entries, roots, package, binds, model_config, cache_dir, no_cache) -> int:
     """Check call-path contracts (or a patch's touched functions) for CI."""
     overrides = {
         "roots": tuple(str(Path(r).resolve()) for r in roots),
         "package": package, "bindings": _binds(binds), "entries": tuple(entries),
+        "model_config": str(Path(model_config).resolve()) if model_config else None,
         "unknown": unknown, "format": fmt, "fail_on_drift": fail_on_drift,
         "baseline": Path(baseline) if baseline else None,
     }

@@ -34,6 +34,7 @@ class Analyses:
 
                 self._factory = Analysis
             an = self._factory(roots=list(scope.roots), package=scope.package, binds=dict(scope.binds),
+                               **({"model_config": scope.model_config} if scope.model_config else {}),
                                **self._options)
             unmatched = getattr(an, "unmatched_binds", lambda: [])()
             if unmatched:  # a gate must not pass on a bind that never applied (misspelt factory)

@@ -30,6 +30,12 @@ class Registries:
         self._adapters: tuple[Adapter, ...] | None = None
         self.undecided: dict[str, tuple[Site, Adapter]] = {}  # "path:line:col" -> a site no key decided
 
+    def with_config(self, config: ModelConfig | None) -> "Registries":
+        """The same tables (read once per tree) under another model config."""
+        other = Registries(self.project, config)
+        other._adapters = self._adapters
+        return other
+
     @property
     def adapters(self) -> tuple[Adapter, ...]:
         if self._adapters is None:
