@@ -23,7 +23,7 @@ def reach(names, roots, package, binds, model_config, cache_dir, no_cache, as_js
           dot_out) -> int:
     """Does ENTRY reach TARGET? Exit 0 reached, 1 unreachable, 2 unknown, 3 error, 4 bug.
     With --model-config, ENTRY may be left out: the class of the config's architecture."""
-    if len(names) not in (1, 2) or (len(names) == 1 and not model_config):
+    if len(names) not in (1, 2):
         raise click.UsageError("expected ENTRY TARGET (ENTRY may be left out with --model-config)")
     entry, target = names if len(names) == 2 else (None, names[0])
     if dot_out:
@@ -32,6 +32,8 @@ def reach(names, roots, package, binds, model_config, cache_dir, no_cache, as_js
         output_format(Path(dot_out))  # a bad suffix or missing Graphviz fails before the analysis
     analysis = open_analysis(roots, package, binds, cache_dir, no_cache, model_config=model_config)
     if entry is None:
+        if analysis.model_config is None:
+            raise click.UsageError("expected ENTRY TARGET (ENTRY may be left out with --model-config)")
         entry = analysis.entry_of_config()
     proof = analysis.reach(entry, target, all_paths=all_paths, max_seconds=max_seconds)
     if dot_out:
