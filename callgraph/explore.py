@@ -21,7 +21,7 @@ from .semantics import PRECEDENCE
 from .semantics.rule import Dispatch
 from .infer.evaluator import Evaluator, Scope
 from .values import Ctx
-from .model import GraphView, Hop, Unresolved
+from .model import GraphView, Hop, Unresolved, hop_order, unresolved_order
 
 # Contexts explored per function before its further call sites are explored context-free:
 # bounds the work on helpers called from hundreds of places with different arguments.
@@ -259,10 +259,10 @@ def graph_view(ex: Exploration, roots: tuple[str, ...], entry: str, names: set[s
                drop_resolved_sites: bool = False) -> GraphView:
     """The exploration's function-level graph in the shared vocabulary (sorted, deduplicated).
     `drop_resolved_sites`: leave out unresolved rows of sites that got an edge in another context."""
-    edges = sorted({d["hop"] for _, _, d in ex.graph.edges(data=True)}, key=lambda h: (h.caller, h.site, h.callee))
+    edges = sorted({d["hop"] for _, _, d in ex.graph.edges(data=True)}, key=hop_order)
     resolved = {(h.caller, h.site) for h in edges} if drop_resolved_sites else set()
     rows = (site.unresolved for site in ex.unresolved)
-    unresolved = sorted({u for u in rows if (u.caller, u.site) not in resolved}, key=lambda u: (u.caller, u.site))
+    unresolved = sorted({u for u in rows if (u.caller, u.site) not in resolved}, key=unresolved_order)
     names = set(names) | {h.caller for h in edges} | {h.callee for h in edges}
     return GraphView(root=roots, entry=entry, tool_version=__version__,
                      nodes=tuple(node(n) for n in sorted(names)), edges=tuple(edges), unresolved=tuple(unresolved))

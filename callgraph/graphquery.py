@@ -13,7 +13,7 @@ from typing import Iterable
 import networkx as nx
 
 from .errors import NameNotFound
-from .model import GraphView, Hop, Node
+from .model import GraphView, Hop, Node, hop_order
 
 
 def digraph(view: GraphView) -> nx.MultiDiGraph:
@@ -118,6 +118,6 @@ def _subview(view: GraphView, entry: str, keep: Iterable[str], edges: Iterable[H
     return GraphView(
         root=view.root, entry=entry, tool_version=view.tool_version,
         nodes=tuple(nodes[q] for q in sorted(nodes)),
-        edges=tuple(sorted(edges, key=lambda h: (h.caller, h.site, h.callee))),
+        edges=tuple(sorted(edges, key=hop_order)),
         unresolved=tuple(u for u in view.unresolved if u.caller in keep),
     )

@@ -150,6 +150,18 @@ class Proof:
         return json.dumps(self.to_json(), indent=2)
 
 
+def hop_order(h: Hop) -> tuple:
+    """The order of hops in a graph: by caller, site and callee, then by every other field, so
+    that two hops of one call (reached in two contexts, named by two rules) never tie. A tie
+    would leave them in the order of a set, which follows the process's string hash seed."""
+    return (h.caller, h.site, h.callee, h.rule, h.via, h.expr)
+
+
+def unresolved_order(u: Unresolved) -> tuple:
+    """The order of unresolved rows: by caller and site, then by expression and reason."""
+    return (u.caller, u.site, u.expr, u.why)
+
+
 def _hop(h: dict[str, Any]) -> Hop:
     return Hop(caller=h["caller"], callee=h["callee"], site=h["site"], expr=h.get("expr", ""),
                rule=h.get("rule", ""), via=tuple(h.get("via", ())), key=h.get("key", ""))
