@@ -15,6 +15,7 @@ The disk's own sequential write bandwidth (fsync'd) is measured in the same run,
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -160,35 +161,66 @@ def run_mode(model, args, mode, batches, out_root: Path):
 def run_mixed(model, args, mode, samples, out_root: Path):
     """The command's loop on mixed-length samples: the plan's token-budget batches (`--max-tokens`
     = batch x seqlen), padded on the CPU per batch, moved, run, captured; real tokens counted."""
+    from callgraph.hooks import packing
     from callgraph.hooks.data import DataSummary, pad, plan
     summary = DataSummary(lengths={i: len(ids) for i, ids in samples})
-    parts = mode.split("-")       # mixed[-fixed]-plain | mixed[-fixed]-ours-FORMAT
+    parts = mode.split("-")       # mixed[-fixed|-packed]-plain | mixed[-fixed|-packed]-ours-FORMAT
     # "fixed": --batch-size batches in line order, right-padded (what the command did before
-    # --max-tokens); else the token-budget plan
+    # --max-tokens); "packed": --max-tokens --pack (one row a batch, varlen attention); else the
+    # token-budget plan, right-padded
+    packed = "packed" in parts
     batches = (plan(summary, args.batch, None) if "fixed" in parts
-               else plan(summary, None, args.batch * args.seqlen))
+               else plan(summary, None, args.batch * args.seqlen, packed=packed))
     kw = {"use_cache": False, "logits_to_keep": 1}
     fmt = parts[-1] if "ours" in parts else None
     cap = open_capture(model, args, fmt, out_root / ("mixed-" + fmt)) if fmt else None
     by_id = dict(samples)
-    with torch.inference_mode():
-        model(input_ids=torch.zeros(args.batch, args.seqlen, dtype=torch.long, device=args.device), **kw)
-        sync(args.device)
-        t0 = time.perf_counter()
-        for ids in batches:
-            b = pad([(i, by_id[i], [1] * len(by_id[i])) for i in ids])
-            call = lambda: model(input_ids=b.input_ids.to(args.device, non_blocking=True),  # noqa: E731
-                                 attention_mask=b.attention_mask.to(args.device, non_blocking=True), **kw)
-            if cap is None:
-                call()
+    own = packing.attention_of(model)
+    if packed:
+        packing.register()
+        packing.use(model, packing.NAME)
+
+    def call(ids):
+        rows = [(i, by_id[i], [1] * len(by_id[i])) for i in ids]
+        if packed:
+            r = packing.pack(rows)
+            args_ = (ids, r.input_ids[0], r.loss_mask[0], r.lengths)
+            run = lambda: model(input_ids=r.input_ids.to(args.device, non_blocking=True),  # noqa: E731
+                                position_ids=r.position_ids.to(args.device, non_blocking=True), **kw)
+            seg = lambda: packing.segments(r.lengths, args.device)  # noqa: E731
+        else:
+            b = pad(rows)
+            args_ = (b.ids, b.input_ids, b.loss_mask, b.lengths)
+            run = lambda: model(input_ids=b.input_ids.to(args.device, non_blocking=True),  # noqa: E731
+                                attention_mask=b.attention_mask.to(args.device, non_blocking=True), **kw)
+            seg = contextlib.nullcontext
+        with (cap.batch(*args_) if cap is not None else contextlib.nullcontext()), seg():
+            run()
+
+    try:
+        with torch.inference_mode():
+            if packed:   # the warm-up runs the kernels the loop runs
+                with packing.segments([args.seqlen] * args.batch, args.device):
+                    model(input_ids=torch.zeros(1, args.batch * args.seqlen, dtype=torch.long,
+                                                device=args.device),
+                          position_ids=torch.arange(args.seqlen, device=args.device).repeat(
+                              args.batch)[None], **kw)
             else:
-                with cap.batch(b.ids, b.input_ids, b.loss_mask, b.lengths):
-                    call()
-        sync(args.device)
-        loop = time.perf_counter() - t0
-        drain = close_capture(cap)
+                model(input_ids=torch.zeros(args.batch, args.seqlen, dtype=torch.long,
+                                            device=args.device), **kw)
+            sync(args.device)
+            t0 = time.perf_counter()
+            for ids in batches:
+                call(ids)
+            sync(args.device)
+            loop = time.perf_counter() - t0
+            drain = close_capture(cap)
+    finally:
+        if packed:
+            packing.use(model, own)
     tokens = sum(summary.lengths.values())
-    padded = sum(len(b) * max(summary.lengths[i] for i in b) for b in batches)
+    padded = sum(sum(summary.lengths[i] for i in b) if packed
+                 else len(b) * max(summary.lengths[i] for i in b) for b in batches)
     checked = None
     if fmt and fmt != "null":
         checked = check_and_remove(model, args, out_root / ("mixed-" + fmt), kw)
@@ -221,7 +253,8 @@ def main(argv=None) -> int:
     p.add_argument("--mixed", type=int, default=256,
                    help="samples of 512-2048 tokens (scaled to --seqlen) for the mixed-length modes")
     p.add_argument("--mixed-modes", default="mixed-fixed-ours-safetensors,mixed-plain,"
-                   "mixed-ours-safetensors,mixed-ours-specforge")
+                   "mixed-ours-safetensors,mixed-packed-plain,mixed-packed-ours-safetensors,"
+                   "mixed-packed-ours-specforge")
     p.add_argument("--check", type=int, default=8,
                    help="samples of each written dump recomputed alone and compared")
     p.add_argument("--json", default=None, help="also write the results here")

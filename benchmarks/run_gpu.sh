@@ -9,8 +9,8 @@ export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 python3 -c 'import torch, transformers; print("torch", torch.__version__, "transformers", transformers.__version__)'
 if [ "${TESTS:-1}" != 0 ]; then
-  python3 -m pytest -q -p no:cacheprovider tests/hooks/test_hooks_gpu.py tests/hooks/test_hooks_exact.py \
-      -k "cuda or gpu or mover" 2>&1 | tail -4 | tee "$out/tests.log"
+  python3 -m pytest -q -p no:cacheprovider tests/hooks/test_hooks_gpu.py tests/hooks/test_hooks_exact.py tests/hooks/test_hooks_packing.py \
+      -k "cuda or gpu or mover or packed_cli" 2>&1 | tail -4 | tee "$out/tests.log"
 fi
 python3 benchmarks/bench_dump.py --json "$out/bench.json" --out /tmp/cgbench ${BENCH_ARGS:-} 2>&1 | tee "$out/bench.log"
 # the command: an 8B-shaped random-init Llama, 256 samples of 512-2048 tokens, token-budget batches
@@ -25,8 +25,11 @@ with open("/tmp/cg-mixed.jsonl", "w") as f:
     for _ in range(256):
         f.write(json.dumps({"input_ids": [r.randrange(128256) for _ in range(r.randint(512, 2048))]}) + "\n")
 PY
-for fmt in safetensors specforge; do
-  rm -rf "/tmp/cg-cmd-$fmt"
-  python3 -m callgraph.cli dump --model /tmp/cg-m8b --random-init --data /tmp/cg-mixed.jsonl \
-      --out "/tmp/cg-cmd-$fmt" --format "$fmt" --max-tokens 16384 --check 8 2>&1 | grep -v '|' | tee -a "$out/cmd.log"
+for pack in "" --pack; do
+  for fmt in safetensors specforge; do
+    rm -rf "/tmp/cg-cmd-$fmt"
+    echo "== --format $fmt --max-tokens 16384 $pack" | tee -a "$out/cmd.log"
+    python3 -m callgraph.cli dump --model /tmp/cg-m8b --random-init --data /tmp/cg-mixed.jsonl \
+        --out "/tmp/cg-cmd-$fmt" --format "$fmt" --max-tokens 16384 $pack --check 8 2>&1 | grep -v '|' | tee -a "$out/cmd.log"
+  done
 done

@@ -47,6 +47,7 @@ class _Armed:
     fired: dict = field(default_factory=dict)
     submitted: bool = False
     keep: frozenset | None = None
+    packed: bool = False
 
 
 def _rows(x, lengths: Sequence[int]) -> list[torch.Tensor]:
@@ -166,7 +167,8 @@ class Capture:
               attention_mask: torch.Tensor | None = None, write: Sequence[int] | None = None):
         """Arm capture for one prefill of `len(ids)` samples.
 
-        Padding is told by `lengths` (right padding, or packed 1-D `input_ids`) or by a CPU
+        Padding is told by `lengths` (right padding, or packed 1-D `input_ids`: the samples end
+        to end, which the model sees as one row [1, sum(lengths)]) or by a CPU
         `attention_mask` [B, T] (any padding side: its ones mark the real tokens). `write`: the
         ids to write (default all), e.g. when a resumed batch holds samples already on disk and
         is run whole so that the others see the same batch as in the first run.
@@ -185,15 +187,18 @@ class Capture:
             lengths = [len(r) for r in input_ids] if not isinstance(input_ids, torch.Tensor) \
                 else [input_ids.shape[-1]] * len(ids)
         lengths = [int(n) for n in lengths]
+        # packed: the samples end to end in one row (1-D input_ids); the model sees [1, sum]
+        packed = isinstance(input_ids, torch.Tensor) and input_ids.dim() == 1
         if attention_mask is None:
             seqlen = (int(input_ids.shape[-1]) if isinstance(input_ids, torch.Tensor)
-                      and input_ids.dim() == 2 else max(lengths))
+                      and input_ids.dim() == 2 else sum(lengths) if packed else max(lengths))
         self.writer.check()
         stage = self.mover.begin(lengths, seqlen, len(self.selection.output_ids),
-                                 self.target.hidden_size, self.dtype, rows)
+                                 self.target.hidden_size, self.dtype, rows, packed=packed)
         self._armed = _Armed(list(map(int, ids)), lengths, seqlen, _rows(input_ids, lengths),
                              _rows(loss_mask, lengths), stage,
-                             keep=None if write is None else frozenset(map(int, write)))
+                             keep=None if write is None else frozenset(map(int, write)),
+                             packed=packed)
         try:
             yield self
             armed = self._armed
@@ -261,12 +266,13 @@ class Capture:
         hidden = adapter.extract(output)
         a = self._armed
         ntok = sum(a.lengths)
-        ok = ((hidden.dim() == 3 and tuple(hidden.shape[:2]) == (len(a.lengths), a.seqlen))
-              or (hidden.dim() == 2 and hidden.shape[0] in (ntok, len(a.lengths) * a.seqlen)))
+        rows = (1, ntok) if a.packed else (len(a.lengths), a.seqlen)
+        ok = ((hidden.dim() == 3 and tuple(hidden.shape[:2]) == rows)
+              or (hidden.dim() == 2 and hidden.shape[0] in (ntok, rows[0] * rows[1])))
         if not ok:
             raise adapters.AdapterError(
-                f"{path} returned {adapters.describe(output)}: expected [batch={len(a.lengths)}, "
-                f"tokens={a.seqlen}, {self.target.hidden_size}] or packed [{ntok}, "
+                f"{path} returned {adapters.describe(output)}: expected [batch={rows[0]}, "
+                f"tokens={rows[1]}, {self.target.hidden_size}] or packed [{ntok}, "
                 f"{self.target.hidden_size}] for the armed batch")
         return hidden
 

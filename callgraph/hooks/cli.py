@@ -51,6 +51,10 @@ def read_proof(path: Path) -> Proof:
 @click.option("--max-tokens", default=None, type=click.IntRange(1),
               help="Batch by a token budget instead: samples sorted by length, packed while "
                    "samples x longest <= N (no padding waste).")
+@click.option("--pack", is_flag=True,
+              help="With --max-tokens: put each batch's samples end to end in one row, each "
+                   "attending only to itself (no padding computed); checked against samples "
+                   "run alone before the run.")
 @click.option("--max-len", default=2048, show_default=True, type=click.IntRange(1),
               help="Truncate samples to this many tokens.")
 @click.option("--device", default=None, type=click.Choice(["cuda", "cpu"]),
@@ -74,7 +78,7 @@ def read_proof(path: Path) -> Proof:
                    "before any model is loaded.")
 @click.pass_context
 def dump(ctx, model_dir, random_init, seed, data, layers, convention, fmt, out_dir, batch_size,
-         max_tokens, max_len, device, dtype, proof_path, target_class, adapter, on_nan, shard_mb,
+         max_tokens, pack, max_len, device, dtype, proof_path, target_class, adapter, on_nan, shard_mb,
          check_count, dry_run) -> int:
     """Dump hidden states at the proven target of a live model, for EAGLE-3 drafter training.
 
@@ -87,6 +91,8 @@ def dump(ctx, model_dir, random_init, seed, data, layers, convention, fmt, out_d
     if missing:
         raise click.UsageError(f"missing option{'s' if len(missing) > 1 else ''} "
                                f"{', '.join(missing)}", ctx)
+    if pack and not max_tokens:
+        raise click.UsageError("--pack needs --max-tokens N (the tokens one packed row holds)", ctx)
     torch, tqdm = _needs_extra()
 
     from .capture import Capture
@@ -117,11 +123,12 @@ def dump(ctx, model_dir, random_init, seed, data, layers, convention, fmt, out_d
 
     summary = scan(data, tokenize, max_len, vocab_size(config))
     explicit = ctx.get_parameter_source("batch_size") is not click.core.ParameterSource.DEFAULT
-    batches_plan = plan(summary, batch_size if (explicit or not max_tokens) else None, max_tokens)
+    batches_plan = plan(summary, batch_size if (explicit or not max_tokens) else None, max_tokens,
+                        packed=pack)
     if dry_run:
         from .dryrun import describe
         for line in describe(summary, batches_plan, config, layers, convention, DTYPES[dtype],
-                             out_dir, fmt):
+                             out_dir, fmt, packed=pack):
             click.echo(line)
         return 0
     weights = weights_fingerprint(model_dir, random_init, seed)
@@ -134,6 +141,12 @@ def dump(ctx, model_dir, random_init, seed, data, layers, convention, fmt, out_d
              if ranks.distributed else "") + f"; loading the model from {model_dir}")
     model = load_model(model_dir, device, DTYPES[dtype], random_init, seed, config)
     extra = _forward_kwargs(model)
+    own_attention = None
+    if pack:
+        from . import packing
+        packing.register()
+        own_attention = packing.attention_of(model)
+        packing.use(model, packing.NAME)
 
     options = {"shard_bytes": shard_mb << 20, "rank": ranks.rank,
                "write_index": not ranks.distributed} if fmt == "safetensors" else {}
@@ -142,6 +155,11 @@ def dump(ctx, model_dir, random_init, seed, data, layers, convention, fmt, out_d
                   model_name=str(model_dir), warn=_echo if ranks.primary else None,
                   format_options=options, provenance={"weights": weights, "data": str(data)},
                   primary=ranks.primary, finish=not ranks.distributed)
+    if pack:   # before --out is touched: a model that cannot be packed is refused here
+        cap.provenance["batching"] = _pack_self_test(model, cap, data, summary, tokenize, max_len,
+                                                     extra, own_attention, dtype, max_tokens)
+        if ranks.primary:
+            _echo(f"--pack: {cap.provenance['batching']['self_test']}")
     state = {"entered": False, "written": 0}
 
     def enter():
@@ -170,12 +188,20 @@ def dump(ctx, model_dir, random_init, seed, data, layers, convention, fmt, out_d
             for ids in mine:
                 # a batch of the plan is run whole, even where some of it is on disk already,
                 # so that every sample is computed in the same company as in a one-pass run
-                b = pad(rows(data, summary, ids, tokenize, max_len))
                 keep = [i for i in ids if i not in done]
-                with cap.batch(b.ids, b.input_ids, b.loss_mask, b.lengths,
-                               write=keep if len(keep) < len(ids) else None):
-                    model(input_ids=b.input_ids.to(device, non_blocking=True),
-                          attention_mask=b.attention_mask.to(device, non_blocking=True), **extra)
+                write = keep if len(keep) < len(ids) else None
+                if pack:
+                    r = packing.pack(rows(data, summary, ids, tokenize, max_len))
+                    with cap.batch(ids, r.input_ids[0], r.loss_mask[0], r.lengths, write=write), \
+                            packing.segments(r.lengths, device):
+                        model(input_ids=r.input_ids.to(device, non_blocking=True),
+                              position_ids=r.position_ids.to(device, non_blocking=True), **extra)
+                else:
+                    b = pad(rows(data, summary, ids, tokenize, max_len))
+                    with cap.batch(b.ids, b.input_ids, b.loss_mask, b.lengths, write=write):
+                        model(input_ids=b.input_ids.to(device, non_blocking=True),
+                              attention_mask=b.attention_mask.to(device, non_blocking=True),
+                              **extra)
                 state["written"] += len(keep)
                 bar.update(sum(summary.lengths[i] for i in keep))
                 bar.set_postfix_str(f"{state['written']}/{len(todo)} samples, "
@@ -217,8 +243,32 @@ def dump(ctx, model_dir, random_init, seed, data, layers, convention, fmt, out_d
         _echo(f"skipped {len(manifest['nan_skipped'])} samples with NaN/Inf: "
               f"{manifest['nan_skipped'][:20]}")
     if check_count:
+        if own_attention is not None:   # the check runs samples alone, with the model's own
+            packing.use(model, own_attention)
         _check(model, out_dir, check_count, data, tokenize, max_len, extra)
     return 0
+
+
+def _pack_self_test(model, cap, data, summary, tokenize, max_len, extra, own_attention, dtype,
+                    max_tokens) -> dict:
+    """Run the shortest samples (up to 4, within the budget) packed and each alone with the
+    model's own attention, and compare the captured layers' rows: a model whose results packing
+    would change is refused before anything is written."""
+    from . import packing
+    from .check import TOLERANCE
+    from .data import rows
+
+    shortest = sorted(summary.lengths, key=lambda i: (summary.lengths[i], i))[:4]
+    while len(shortest) > 1 and sum(summary.lengths[i] for i in shortest) > max_tokens:
+        shortest.pop()
+    t = cap.target
+    paths = [t.layer_path(i) for i in cap.selection.output_ids] + [t.norm_path]
+    tolerance = TOLERANCE[{"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}[dtype]]
+    worst = packing.self_test(model, rows(data, summary, shortest, tokenize, max_len), paths,
+                              own_attention, extra, tolerance)
+    return {"packed": True, "max_tokens": max_tokens, "model_attention": own_attention,
+            "self_test": f"{len(shortest)} samples packed vs alone ({own_attention}): worst row "
+                         f"error {worst:.2e}, tolerance {tolerance:g}"}
 
 
 def _needs_extra():

@@ -157,7 +157,8 @@ def _parse(line: str, where: str, tokenize, max_len: int | None, vocab_size: int
     return ids, mask
 
 
-def plan(summary: DataSummary, batch_size: int | None, max_tokens: int | None) -> list[list[int]]:
+def plan(summary: DataSummary, batch_size: int | None, max_tokens: int | None,
+         packed: bool = False) -> list[list[int]]:
     """The run's batches, as lists of sample ids: a function of the data file alone.
 
     Not of what is already on disk, nor of the number of ranks: a resumed run and every rank
@@ -166,12 +167,17 @@ def plan(summary: DataSummary, batch_size: int | None, max_tokens: int | None) -
     Without `max_tokens`: `batch_size` samples at a time, in line order. With it: samples
     sorted by length, longest first (an out-of-memory shows at once), packed while the padded
     batch (samples x longest) stays within `max_tokens`, and at most `batch_size` samples.
+    `packed` (the samples of a batch end to end in one row, `--pack`): the budget counts real
+    tokens; each batch takes the longest samples left, then fills what room is left with the
+    shortest ones (a sample longer than the budget is a batch of its own).
     """
     ids = sorted(summary.lengths)
     if not max_tokens:
         size = batch_size or 1
         return [ids[i:i + size] for i in range(0, len(ids), size)]
     order = sorted(ids, key=lambda i: (-summary.lengths[i], i))
+    if packed:
+        return _packed_plan(order, summary.lengths, max_tokens, batch_size)
     out, current, longest = [], [], 0
     for sid in order:
         n = summary.lengths[sid]
@@ -183,6 +189,25 @@ def plan(summary: DataSummary, batch_size: int | None, max_tokens: int | None) -
         current.append(sid)
         longest = wider
     if current:
+        out.append(current)
+    return out
+
+
+def _packed_plan(order: list[int], lengths: dict[int, int], budget: int,
+                 cap: int | None) -> list[list[int]]:
+    out, head, tail = [], 0, len(order) - 1
+    while head <= tail:
+        current, used = [], 0
+        while head <= tail and (not current or used + lengths[order[head]] <= budget) \
+                and not (cap and len(current) >= cap):
+            used += lengths[order[head]]
+            current.append(order[head])
+            head += 1
+        while head <= tail and used + lengths[order[tail]] <= budget \
+                and not (cap and len(current) >= cap):
+            used += lengths[order[tail]]
+            current.append(order[tail])
+            tail -= 1
         out.append(current)
     return out
 

@@ -47,20 +47,24 @@ def _size(n: float) -> str:
 
 
 def describe(summary: DataSummary, plan: list[list[int]], config, layers: str,
-             convention: str | None, dtype: torch.dtype, out_dir: Path, fmt: str) -> list[str]:
+             convention: str | None, dtype: torch.dtype, out_dir: Path, fmt: str,
+             packed: bool = False) -> list[str]:
     hidden = config_int(config, "hidden_size")
     depth = config_int(config, "num_hidden_layers")
     k = len(select_layers(layers, convention, depth).output_ids) if depth else None
     done = get_format(fmt)(out_dir).done_ids() if Path(out_dir).is_dir() else set()
     todo = [i for i in summary.lengths if i not in done]
     tokens = sum(summary.lengths[i] for i in todo)
-    padded = sum(len(b) * max(summary.lengths[i] for i in b) for b in plan
+    # a packed batch computes its real tokens only (the done ones of a part-done batch too)
+    padded = sum((sum(summary.lengths[i] for i in b) if packed
+                  else len(b) * max(summary.lengths[i] for i in b)) for b in plan
                  if not set(b) <= done)
     lines = [f"samples: {summary.samples} ({len(done)} on disk already, {len(todo)} to do)",
              f"tokens after truncation: {summary.tokens:,} ({tokens:,} to do; longest "
              f"{summary.longest})",
-             f"batches: {len(plan)}; computed with padding: {padded:,} tokens "
-             f"({(padded - tokens) / padded:.1%} padding)" if padded else f"batches: {len(plan)}"]
+             (f"batches: {len(plan)}, packed (--pack): {padded:,} tokens computed, no padding"
+              if packed else f"batches: {len(plan)}; computed with padding: {padded:,} tokens "
+              f"({(padded - tokens) / padded:.1%} padding)") if padded else f"batches: {len(plan)}"]
     if not (hidden and k):
         return lines + ["bytes: unknown (config.json states no hidden_size / num_hidden_layers)"]
     per_token = (k + 1) * hidden * dtype.itemsize + INDEX_BYTES

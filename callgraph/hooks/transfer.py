@@ -102,16 +102,18 @@ class Mover:
         self._next = 0
 
     def begin(self, lengths: list[int], seqlen: int, layers: int, hidden: int,
-              dtype: torch.dtype, rows: torch.Tensor | None = None) -> Staging:
+              dtype: torch.dtype, rows: torch.Tensor | None = None,
+              packed: bool = False) -> Staging:
         """Take a host slot (may block: back-pressure) and a staging slot for one batch.
 
         `rows`: flat indices (into [B * T]) of the real tokens, sample by sample; by default the
-        first `lengths[b]` positions of each row (right padding).
+        first `lengths[b]` positions of each row (right padding). `packed`: the samples are end
+        to end in one row, every position a real token.
         """
         ntok = int(sum(lengths))
         host = self.pool.acquire(ntok, layers * hidden, hidden, dtype)
         valid = None
-        if ntok != len(lengths) * seqlen:
+        if not packed and ntok != len(lengths) * seqlen:
             if rows is None:
                 rows = torch.tensor([b * seqlen + t for b, n in enumerate(lengths) for t in range(n)],
                                     dtype=torch.long)

@@ -1,0 +1,206 @@
+"""Packed batches: several samples in one row, each attending only to itself (no padding computed).
+
+A right-padded batch of mixed lengths computes its padding: every layer's matmuls run on
+`samples x longest` tokens, and a padded batch needs a masked attention kernel. Packing puts the
+samples of a batch end to end in one row of `sum(lengths)` tokens, restarts `position_ids` at 0
+for each, and replaces the model's attention by one that attends within each sample only:
+`torch.nn.attention.varlen.varlen_attn` (FlashAttention's variable-length kernel) on CUDA where
+torch has it, else one causal `scaled_dot_product_attention` per sample. Nothing else in the
+model sees the row's other samples: linear layers, norms and MLPs are per token.
+
+It is registered with transformers' `AttentionInterface` (and an empty mask with
+`AttentionMaskInterface`: each sample's causal mask is implied), so it works for models whose
+attention goes through that interface. What would make packing silently wrong is refused:
+- a forward that never calls it (attention outside the interface) raises `PackingUnsupported`;
+- a sliding window, a logit softcap, attention sinks, a non-causal attention module, an extra
+  mask (`or_mask_function` / `and_mask_function`, or any mask other than the plain causal one);
+- and before the run, `self_test` runs a few samples packed and each alone with the model's own
+  attention, and compares every captured layer's rows (the dump check's row error and tolerance).
+"""
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import sys
+from dataclasses import dataclass
+from typing import Iterator, Sequence
+
+import torch
+import torch.nn.functional as F
+
+from ..errors import CallgraphError
+
+NAME = "callgraph_packed"
+
+
+class PackingUnsupported(CallgraphError):
+    """The model cannot be run packed without changing its results: dump without --pack."""
+
+
+@dataclass
+class _Segments:
+    lengths: list[int]
+    cu: torch.Tensor | None    # int32 [n+1] on the device, for varlen_attn
+    longest: int
+    calls: int = 0
+
+
+_CURRENT: contextvars.ContextVar[_Segments | None] = contextvars.ContextVar("packed", default=None)
+
+
+def _varlen():
+    try:
+        from torch.nn.attention.varlen import varlen_attn
+    except ImportError:
+        return None
+    return varlen_attn
+
+
+def _refuse(why: str):
+    raise PackingUnsupported(f"--pack: {why}; packed samples would see each other or lose a "
+                             f"mask the model relies on: dump without --pack")
+
+
+def packed_attention(module, query, key, value, attention_mask, dropout: float = 0.0,
+                     scaling: float | None = None, is_causal: bool | None = None, **kwargs):
+    """transformers' attention signature: query [1, Hq, T, D], key/value [1, Hkv, T, D];
+    returns ([1, T, Hq, D], None)."""
+    seg = _CURRENT.get()
+    if seg is None:
+        _refuse("the packed attention ran outside a packed batch")
+    for name in ("sliding_window", "softcap", "s_aux", "sinks"):
+        if kwargs.get(name) is not None:
+            _refuse(f"{type(module).__name__} uses {name}")
+    if getattr(module, "is_causal", True) is False or is_causal is False:
+        _refuse(f"{type(module).__name__} is not causal")
+    if attention_mask is not None:
+        _refuse(f"{type(module).__name__} was given a mask")
+    if query.shape[0] != 1 or query.shape[2] != sum(seg.lengths) or key.shape[2] != query.shape[2]:
+        _refuse(f"{type(module).__name__} saw {list(query.shape)} for a packed row of "
+                f"{sum(seg.lengths)} tokens")
+    seg.calls += 1
+    gqa = query.shape[1] != key.shape[1]
+    varlen = _varlen() if query.is_cuda else None
+    if varlen is not None and query.dtype in (torch.float16, torch.bfloat16):
+        q, k, v = (t[0].transpose(0, 1).contiguous() for t in (query, key, value))   # [T, H, D]
+        out = varlen(q, k, v, seg.cu, seg.cu, seg.longest, seg.longest, scale=scaling,
+                     window_size=(-1, 0), enable_gqa=gqa)
+        return out.unsqueeze(0), None
+    outs, start = [], 0
+    for n in seg.lengths:
+        part = slice(start, start + n)
+        outs.append(F.scaled_dot_product_attention(
+            query[:, :, part], key[:, :, part], value[:, :, part], is_causal=True, scale=scaling,
+            enable_gqa=gqa))
+        start += n
+    return torch.cat(outs, dim=2).transpose(1, 2).contiguous(), None
+
+
+def packed_mask(*args, use_vmap: bool = False, **kwargs):
+    """No mask: each sample's causal mask is implied by its segment. Refuses any other mask."""
+    caller = sys._getframe(1).f_code.co_name
+    if caller != "create_causal_mask" or use_vmap:
+        _refuse(f"the model builds a mask other than the plain causal one ({caller}"
+                f"{' with an extra mask function' if use_vmap else ''})")
+    return None
+
+
+def register() -> None:
+    """Make NAME a valid attn_implementation of transformers (idempotent)."""
+    from transformers import AttentionInterface
+    from transformers.masking_utils import AttentionMaskInterface
+
+    AttentionInterface.register(NAME, packed_attention)
+    AttentionMaskInterface.register(NAME, packed_mask)
+
+
+def attention_of(model) -> str:
+    return getattr(model.config, "_attn_implementation", None) or "eager"
+
+
+def use(model, implementation: str) -> None:
+    """Switch the live model's attention implementation."""
+    try:
+        model.set_attn_implementation(implementation)
+    except (ValueError, KeyError, ImportError) as exc:
+        raise PackingUnsupported(f"--pack: cannot switch {type(model).__name__}'s attention to "
+                                 f"{implementation} ({exc})") from None
+
+
+@dataclass
+class PackedRow:
+    input_ids: torch.Tensor      # [1, T]
+    position_ids: torch.Tensor   # [1, T]: 0..n-1 for each sample
+    loss_mask: torch.Tensor      # [1, T]
+    lengths: list[int]
+
+
+def pack(rows: Sequence[tuple[int, list[int], list[int]]]) -> PackedRow:
+    """(id, input_ids, loss_mask) rows end to end in one row."""
+    ids = torch.tensor([t for _, r, _ in rows for t in r], dtype=torch.int64).unsqueeze(0)
+    mask = torch.tensor([m for _, _, ms in rows for m in ms], dtype=torch.int64).unsqueeze(0)
+    pos = torch.cat([torch.arange(len(r), dtype=torch.int64) for _, r, _ in rows]).unsqueeze(0)
+    return PackedRow(ids, pos, mask, [len(r) for _, r, _ in rows])
+
+
+@contextlib.contextmanager
+def segments(lengths: Sequence[int], device) -> Iterator[_Segments]:
+    """Run the forward inside this block: the packed attention reads the samples' lengths here.
+    Raises PackingUnsupported if no attention layer went through it."""
+    lengths = [int(n) for n in lengths]
+    cu = torch.tensor([0] + lengths, dtype=torch.int32).cumsum(0, dtype=torch.int32)
+    seg = _Segments(lengths, cu.to(device, non_blocking=True), max(lengths))
+    token = _CURRENT.set(seg)
+    try:
+        yield seg
+    finally:
+        _CURRENT.reset(token)
+    if seg.calls == 0:
+        _refuse("the model's attention does not go through transformers' AttentionInterface "
+                "(the packed attention was never called)")
+
+
+def self_test(model, rows, paths: Sequence[str], original: str, forward_kwargs: dict,
+              tolerance: float) -> float:
+    """Run `rows` packed and each alone with the model's own attention `original`; compare the
+    outputs of the modules at `paths` row by row. Returns the worst row error; raises
+    PackingUnsupported above `tolerance`."""
+    from .check import _relative
+
+    device = next((p.device for p in model.parameters()), torch.device("cpu"))
+    seen: dict[str, list[torch.Tensor]] = {p: [] for p in paths}
+
+    def keep(path):
+        def hook(module, args, output):
+            out = output[0] if isinstance(output, (tuple, list)) else output
+            seen[path].append(out.detach().to("cpu", torch.float32).reshape(-1, out.shape[-1]))
+        return hook
+
+    handles = [model.get_submodule(p).register_forward_hook(keep(p)) for p in paths]
+    try:
+        with torch.inference_mode():
+            row = pack(rows)
+            with segments(row.lengths, device):
+                model(input_ids=row.input_ids.to(device), position_ids=row.position_ids.to(device),
+                      **forward_kwargs)
+            use(model, original)
+            try:
+                for _, ids, _ in rows:
+                    model(input_ids=torch.tensor([ids], device=device), **forward_kwargs)
+            finally:
+                use(model, NAME)
+    finally:
+        for h in handles:
+            h.remove()
+    worst = 0.0
+    for path in paths:
+        if len(seen[path]) != 1 + len(rows):
+            _refuse(f"{path} ran {len(seen[path])} times for {1 + len(rows)} forwards")
+        got, alone = seen[path][0], torch.cat(seen[path][1:])
+        if got.shape != alone.shape:
+            _refuse(f"{path} gave {list(got.shape)} packed, {list(alone.shape)} alone")
+        worst = max(worst, _relative(got, alone))
+    if not worst <= tolerance:
+        _refuse(f"{len(rows)} samples run packed differ from the same samples run alone (worst "
+                f"row error {worst:.2e}, tolerance {tolerance:g})")
+    return worst
