@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
+import inspect
 import sys
 from dataclasses import dataclass
 from typing import Iterator, Sequence
@@ -48,12 +50,33 @@ class _Segments:
 _CURRENT: contextvars.ContextVar[_Segments | None] = contextvars.ContextVar("packed", default=None)
 
 
+@functools.lru_cache(maxsize=1)
 def _varlen():
+    """A causal variable-length attention call over [T, H, D] tensors, whatever torch's
+    signature of varlen_attn (2.10: is_causal; 2.11+: window_size; enable_gqa only later),
+    or None where torch has none."""
     try:
         from torch.nn.attention.varlen import varlen_attn
     except ImportError:
         return None
-    return varlen_attn
+    params = inspect.signature(varlen_attn).parameters
+    if "window_size" in params:
+        causal = {"window_size": (-1, 0)}
+    elif "is_causal" in params:
+        causal = {"is_causal": True}
+    else:
+        return None
+    native_gqa = "enable_gqa" in params
+
+    def call(q, k, v, cu, longest, scale):
+        extra = dict(causal)
+        if q.shape[1] != k.shape[1]:
+            if native_gqa:
+                extra["enable_gqa"] = True
+            else:   # each kv head serves q.shape[1] // k.shape[1] query heads, in order
+                k, v = (t.repeat_interleave(q.shape[1] // t.shape[1], dim=1) for t in (k, v))
+        return varlen_attn(q, k, v, cu, cu, longest, longest, scale=scale, **extra)
+    return call
 
 
 def _refuse(why: str):
@@ -83,9 +106,7 @@ def packed_attention(module, query, key, value, attention_mask, dropout: float =
     varlen = _varlen() if query.is_cuda else None
     if varlen is not None and query.dtype in (torch.float16, torch.bfloat16):
         q, k, v = (t[0].transpose(0, 1).contiguous() for t in (query, key, value))   # [T, H, D]
-        out = varlen(q, k, v, seg.cu, seg.cu, seg.longest, seg.longest, scale=scaling,
-                     window_size=(-1, 0), enable_gqa=gqa)
-        return out.unsqueeze(0), None
+        return varlen(q, k, v, seg.cu, seg.longest, scaling).unsqueeze(0), None
     outs, start = [], 0
     for n in seg.lengths:
         part = slice(start, start + n)

@@ -172,7 +172,7 @@ def test_cuda_varlen_kernel_matches_one_sdpa_per_sample(monkeypatch, gqa):
     module = torch.nn.Module()
     with packing.segments(lengths, "cuda"):
         fast, _ = packing.packed_attention(module, q, k, v, None, scaling=d ** -0.5)
-    monkeypatch.setattr(packing, "_varlen", lambda: None)
+    monkeypatch.setattr(packing, "_varlen", lambda: None)   # one SDPA a sample instead
     with packing.segments(lengths, "cuda"):
         slow, _ = packing.packed_attention(module, q, k, v, None, scaling=d ** -0.5)
     assert fast.shape == slow.shape == (1, t, hq, d)
