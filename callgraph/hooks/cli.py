@@ -59,6 +59,9 @@ def read_proof(path: Path) -> Proof:
               help="Truncate samples to this many tokens.")
 @click.option("--device", default=None, type=click.Choice(["cuda", "cpu"]),
               help="Default: cuda when available.")
+@click.option("--tp", default=1, show_default=True, type=click.IntRange(1),
+              help="Under torchrun: shard the model over groups of K ranks with transformers' "
+                   "tensor-parallel plan (data parallel over the world size / K groups).")
 @click.option("--dtype", default="bf16", show_default=True, type=click.Choice(["bf16", "fp16", "fp32"]),
               help="Dtype the model runs in; states are stored in it.")
 @click.option("--proof", "proof_path", type=click.Path(path_type=Path),
@@ -78,7 +81,7 @@ def read_proof(path: Path) -> Proof:
                    "before any model is loaded.")
 @click.pass_context
 def dump(ctx, model_dir, random_init, seed, data, layers, convention, fmt, out_dir, batch_size,
-         max_tokens, pack, max_len, device, dtype, proof_path, target_class, adapter, on_nan, shard_mb,
+         max_tokens, pack, max_len, device, tp, dtype, proof_path, target_class, adapter, on_nan, shard_mb,
          check_count, dry_run) -> int:
     """Dump hidden states at the proven target of a live model, for EAGLE-3 drafter training.
 
@@ -93,6 +96,13 @@ def dump(ctx, model_dir, random_init, seed, data, layers, convention, fmt, out_d
                                f"{', '.join(missing)}", ctx)
     if pack and not max_tokens:
         raise click.UsageError("--pack needs --max-tokens N (the tokens one packed row holds)", ctx)
+    if tp > 1 and check_count:
+        raise click.UsageError("--check recomputes samples one at a time in one process; with "
+                               "--tp run `callgraph dump verify OUT --model ... --check N` after "
+                               "the dump instead", ctx)
+    if tp > 1 and random_init:
+        raise click.UsageError("--tp shards the weights as transformers loads them: it needs real "
+                               "weights, not --random-init", ctx)
     torch, tqdm = _needs_extra()
 
     from .capture import Capture
@@ -133,13 +143,18 @@ def dump(ctx, model_dir, random_init, seed, data, layers, convention, fmt, out_d
         return 0
     weights = weights_fingerprint(model_dir, random_init, seed)
     check_resume(out_dir, weights, summary.digests, data, _echo)
-    ranks = parallel.from_env()
+    ranks = parallel.from_env(tp)
     device = parallel.start(ranks, device)
     _echo(f"{data}: {summary.samples} samples, {summary.tokens} tokens after --max-len {max_len} "
           f"(longest {summary.longest}), {len(batches_plan)} batches"
           + (f"; rank {ranks.rank} of {ranks.world} takes {len(ranks.mine(batches_plan))}"
+             + (f" (tensor-parallel group {ranks.dp_rank} of {ranks.dp_world}, "
+                f"{'writes' if ranks.writes else 'confirms only'})" if tp > 1 else "")
              if ranks.distributed else "") + f"; loading the model from {model_dir}")
-    model = load_model(model_dir, device, DTYPES[dtype], random_init, seed, config)
+    model = load_model(model_dir, device, DTYPES[dtype], random_init, seed, config, tp=tp,
+                       world=ranks.world)
+    if tp > 1:
+        parallel.check_group(ranks, model)
     extra = _forward_kwargs(model)
     own_attention = None
     if pack:
@@ -153,7 +168,7 @@ def dump(ctx, model_dir, random_init, seed, data, layers, convention, fmt, out_d
     cap = Capture(model, layers, convention, out_dir=out_dir, format=fmt, proof=proof,
                   target_class=target_class, adapter=adapter, on_nan=on_nan,
                   model_name=str(model_dir), warn=_echo if ranks.primary else None,
-                  format_options=options, provenance={"weights": weights, "data": str(data)},
+                  format_options=options, provenance={"weights": weights, "data": str(data), **({"tensor_parallel": tp} if tp > 1 else {})},
                   primary=ranks.primary, finish=not ranks.distributed)
     if pack:   # before --out is touched: a model that cannot be packed is refused here
         cap.provenance["batching"] = _pack_self_test(model, cap, data, summary, tokenize, max_len,
@@ -184,12 +199,15 @@ def dump(ctx, model_dir, random_init, seed, data, layers, convention, fmt, out_d
         bar = tqdm(total=sum(summary.lengths[i] for i in todo), unit="tok", unit_scale=True,
                    desc="dump", file=sys.stderr, dynamic_ncols=True, disable=not ranks.primary)
         state["t0"] = time.perf_counter()
-        with bar, torch.inference_mode():
+        # DTensor's collectives fail on inference tensors ("do not track version counter")
+        with bar, (torch.no_grad() if tp > 1 else torch.inference_mode()):
             for ids in mine:
                 # a batch of the plan is run whole, even where some of it is on disk already,
                 # so that every sample is computed in the same company as in a one-pass run
                 keep = [i for i in ids if i not in done]
                 write = keep if len(keep) < len(ids) else None
+                if not ranks.writes:   # its group's first rank writes the replicated states
+                    write = []
                 if pack:
                     r = packing.pack(rows(data, summary, ids, tokenize, max_len))
                     with cap.batch(ids, r.input_ids[0], r.loss_mask[0], r.lengths, write=write), \
@@ -224,7 +242,10 @@ def dump(ctx, model_dir, random_init, seed, data, layers, convention, fmt, out_d
         raise
     manifest = cap.manifest
     if ranks.distributed:   # every rank's results, then rank 0 completes the index and manifest
-        results = parallel.gather(ranks, {k: manifest[k] for k in RESULT_KEYS})
+        mine = {k: manifest[k] for k in RESULT_KEYS}
+        if not ranks.writes:   # it confirmed the path (fired) but wrote nothing
+            mine.update(samples_written=0, tokens_written=0, bytes_written=0, nan_skipped=[])
+        results = parallel.gather(ranks, mine)
         if ranks.primary:
             fmt_all = get_format(fmt)(out_dir)
             fmt_all.close()

@@ -56,13 +56,32 @@ def num_layers(config) -> int | None:
     return config_int(config, "num_hidden_layers")
 
 
+def _tensor_parallel(tp: int, world: int) -> dict:
+    """from_pretrained's arguments for `tp`-way tensor parallelism in `world // tp` replicas."""
+    try:
+        from transformers.distributed import DistributedConfig
+        cfg = DistributedConfig(tp_plan="auto", tp_size=tp, dp_replicate_size=world // tp,
+                                fsdp_size=1)
+    except (ImportError, TypeError) as exc:
+        import transformers
+        raise ModelLoadError(f"--tp needs transformers' DistributedConfig with tp_size and "
+                             f"dp_replicate_size (transformers {transformers.__version__}: {exc})"
+                             ) from None
+    return {"distributed_config": cfg}
+
+
 def load_model(model_dir: Path, device: str, dtype: torch.dtype, random_init: bool,
-               seed: int = 0, config=None) -> torch.nn.Module:
+               seed: int = 0, config=None, tp: int = 1, world: int = 1) -> torch.nn.Module:
+    """`tp` > 1 (under torchrun, the process group joined): shard the weights with
+    transformers' own tensor-parallel plan over groups of `tp` consecutive ranks."""
     import transformers
 
     model_dir = Path(model_dir)
     config = config if config is not None else read_config(model_dir)
     transformers.utils.logging.disable_progress_bar()   # ours is the one progress bar shown
+    if tp > 1 and random_init:
+        raise ModelLoadError("--tp loads the weights sharded by transformers' from_pretrained; "
+                             "it does not build --random-init models")
     last = None
     for auto in _auto_classes():
         try:
@@ -70,6 +89,8 @@ def load_model(model_dir: Path, device: str, dtype: torch.dtype, random_init: bo
                 torch.manual_seed(seed)
                 with torch.device(device):
                     model = auto.from_config(config, dtype=dtype)
+            elif tp > 1:
+                model = auto.from_pretrained(model_dir, dtype=dtype, **_tensor_parallel(tp, world))
             else:
                 model = auto.from_pretrained(model_dir, dtype=dtype).to(device)
             return model.eval()

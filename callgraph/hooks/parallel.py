@@ -3,7 +3,10 @@
 `torchrun --nproc-per-node N -m callgraph.cli dump ...` starts N processes with RANK, WORLD_SIZE
 and LOCAL_RANK set; each takes the batches k with k % N == rank of the run's plan (`data.plan`, a
 function of the data file alone), so the shares are disjoint, deterministic, and together the
-whole plan whatever N is. Rank 0 alone cleans temporary files, writes the manifest and, once
+whole plan whatever N is. With `--tp K` the N ranks form N / K tensor-parallel groups of K
+consecutive ranks (transformers' DistributedConfig: dp_replicate x tp); the shares go to the
+groups, every rank of a group runs the same batches, and its first rank alone writes (the
+residual stream is replicated in the group), while every rank's hooks confirm the proven path. Rank 0 alone cleans temporary files, writes the manifest and, once
 every rank is done, the format's index. A failure on one rank must not leave the others waiting
 at a barrier: each phase ends with `agree`, an all-reduce of "did this rank succeed", and every
 rank stops when any failed.
@@ -27,6 +30,7 @@ class Ranks:
     rank: int = 0
     world: int = 1
     local_rank: int = 0
+    tp: int = 1      # ranks a tensor-parallel group: consecutive ranks, world // tp groups
 
     @property
     def primary(self) -> bool:
@@ -36,11 +40,26 @@ class Ranks:
     def distributed(self) -> bool:
         return self.world > 1
 
+    @property
+    def dp_rank(self) -> int:
+        """Which data-parallel share (tensor-parallel group) this rank computes."""
+        return self.rank // self.tp
+
+    @property
+    def dp_world(self) -> int:
+        return self.world // self.tp
+
+    @property
+    def writes(self) -> bool:
+        """One rank of each tensor-parallel group writes: its states are replicated in the group."""
+        return self.rank % self.tp == 0
+
     def mine(self, plan: list) -> list:
-        return [b for k, b in enumerate(plan) if k % self.world == self.rank]
+        """This rank's batches: every rank of a tensor-parallel group runs the same ones."""
+        return [b for k, b in enumerate(plan) if k % self.dp_world == self.dp_rank]
 
 
-def from_env() -> Ranks:
+def from_env(tp: int = 1) -> Ranks:
     """The ranks torchrun set (WORLD_SIZE, RANK, LOCAL_RANK); one process when unset."""
     try:
         world = int(os.environ.get("WORLD_SIZE", "1"))
@@ -50,7 +69,42 @@ def from_env() -> Ranks:
         raise CallgraphError(f"torchrun's environment is malformed ({exc})") from None
     if not (world >= 1 and 0 <= rank < world):
         raise CallgraphError(f"RANK={rank} and WORLD_SIZE={world} do not fit together")
-    return Ranks(rank, world, local)
+    if tp > 1 and world % tp:
+        raise CallgraphError(f"--tp {tp} needs a multiple of {tp} processes under torchrun "
+                             f"(WORLD_SIZE={world}): e.g. torchrun --nproc-per-node {tp} -m "
+                             f"callgraph.cli dump --tp {tp} ...")
+    return Ranks(rank, world, local, tp)
+
+
+def tensor_parallel_group(model) -> list[int] | None:
+    """The global ranks the model's parameters are sharded over (its tensor-parallel mesh), or
+    None when no parameter is a DTensor (transformers did not shard it)."""
+    for p in model.parameters():
+        mesh = getattr(p, "device_mesh", None)
+        if mesh is None:
+            continue
+        if mesh.ndim > 1:   # (dp_replicate, tp): this rank's row of the tp dimension
+            names = tuple(mesh.mesh_dim_names or ())
+            if "tp" not in names:
+                raise CallgraphError(f"the model's device mesh has dimensions {names or mesh.ndim} "
+                                     f"and none named 'tp'")
+            mesh = mesh["tp"]
+        return sorted(int(r) for r in mesh.mesh.flatten().tolist())
+    return None
+
+
+def check_group(ranks: Ranks, model) -> None:
+    """The model's tensor-parallel group must be this rank's share's group (consecutive ranks),
+    or shares and writers would not line up with what the model computes."""
+    want = list(range(ranks.dp_rank * ranks.tp, (ranks.dp_rank + 1) * ranks.tp))
+    got = tensor_parallel_group(model)
+    if got is None:
+        raise CallgraphError(f"--tp {ranks.tp}: transformers did not shard "
+                             f"{type(model).__name__} (no parameter is a DTensor; does the model "
+                             f"have a tensor-parallel plan?)")
+    if got != want:
+        raise CallgraphError(f"--tp {ranks.tp}: rank {ranks.rank}'s model is sharded over ranks "
+                             f"{got}, expected {want}")
 
 
 def start(ranks: Ranks, device: str) -> str:

@@ -131,3 +131,64 @@ def test_dry_run_says_the_size_and_writes_nothing(world, tmp_path, capsys):
     per_token = 4 * tiny.HIDDEN * 4 + 16
     assert f"each token: 3 layers + the final norm x {tiny.HIDDEN} x 4 bytes + 16 = {per_token}" in text
     assert f"safetensors (chosen): {tokens * per_token / 1e6:,.2f} MB" in text
+
+
+@pytest.fixture(scope="module")
+def shardable(tmp_path_factory):
+    """A tiny Llama whose heads split in two (4 query, 2 kv heads), saved with real weights."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+    d = tmp_path_factory.mktemp("tp")
+    torch.manual_seed(0)
+    cfg = LlamaConfig(vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=8,
+                      num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64)
+    LlamaForCausalLM(cfg).save_pretrained(d / "model")
+    tiny.write_jsonl(d / "d.jsonl", ROWS)
+    return d
+
+
+def _close(a, b, tol=1e-5):
+    assert sorted(a) == sorted(b) == [r[0] for r in ROWS]
+    for i in a:
+        for k in a[i]:
+            x, y = a[i][k], b[i][k]
+            same = torch.equal(x, y) if not x.is_floating_point() else \
+                (x.shape == y.shape and (x - y).abs().max().item() <= tol)
+            assert same, f"sample {i}: {k} differs"
+
+
+def test_tensor_parallel_groups_write_the_one_process_dataset(shardable, tmp_path):
+    """4 gloo ranks, --tp 2: two groups of two ranks, each group shards the model with
+    transformers' plan and computes half the plan; one rank a group writes. The dataset equals a
+    one-process run's (to fp32 rounding: a sharded matmul sums in another order)."""
+    pytest.importorskip("accelerate")   # transformers' tensor-parallel loading needs it
+    one = _cli(shardable, tmp_path / "one", "--format", "safetensors")
+    assert one.returncode == 0, one.stderr
+    four = _cli(shardable, tmp_path / "tp", "--format", "safetensors", "--tp", "2", nproc=4)
+    assert four.returncode == 0, four.stderr[-3000:]
+    err = four.stderr
+    assert "tensor-parallel group 1 of 2, confirms only" in err, err[-3000:]
+    assert "tensor-parallel group 0 of 2, writes" in err
+    shards = sorted(p.name for p in (tmp_path / "tp").glob("*.safetensors"))
+    assert shards and {s.split("-")[1] for s in shards} <= {"000", "002"}, shards  # writers only
+    _close(_dataset(tmp_path / "one", "safetensors"), _dataset(tmp_path / "tp", "safetensors"))
+    manifest = json.loads((tmp_path / "tp" / "manifest.json").read_text())
+    assert manifest["ranks"] == 4 and manifest["tensor_parallel"] == 2
+    assert manifest["samples_written"] == len(ROWS)
+    # every rank's hooks fired: the four ranks' counts of the norm are summed
+    assert manifest["fired"]["model.norm"] == 2 * len(plan_of(shardable))
+
+
+def plan_of(d):
+    from callgraph.hooks.data import scan
+    summary = scan(d / "d.jsonl", None, 2048, None)
+    return plan(summary, None, 64)
+
+
+def test_tp_refusals(shardable, tmp_path, capsys):
+    base = ["dump", "--model", str(shardable / "model"), "--data", str(shardable / "d.jsonl"),
+            "--out", str(tmp_path / "o"), "--device", "cpu", "--tp", "2"]
+    assert main(base) == 3   # one process: no group of two
+    assert "--tp 2 needs a multiple of 2 processes" in capsys.readouterr().err
+    assert main(base + ["--check", "2"]) == 3
+    assert "with --tp run `callgraph dump verify" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
