@@ -199,7 +199,7 @@ def self_test(model, rows, paths: Sequence[str], original: str, forward_kwargs: 
 
     handles = [model.get_submodule(p).register_forward_hook(keep(p)) for p in paths]
     try:
-        with torch.inference_mode():
+        with torch.no_grad():   # not inference_mode: a tensor-parallel model's DTensors refuse it
             row = pack(rows)
             with segments(row.lengths, device):
                 model(input_ids=row.input_ids.to(device), position_ids=row.position_ids.to(device),
