@@ -84,6 +84,7 @@ class Explorer:
         self.p = project
         self.ev = ev
         self.max_contexts = max_contexts
+        self._deadline: float | None = None  # of the run in progress (resume)
         # Whole-tree export (sweep()): calls into external code are edges, and no witness paths
         # are read, so no states or steps are kept.
         self.whole_tree = whole_tree
@@ -116,7 +117,16 @@ class Explorer:
 
     def resume(self, ex: Exploration, frontier: list[Ctx], is_target, stop_at_first=True, deadline=None,
                max_depth=None, progress=None) -> Exploration:
-        """Breadth-first from `frontier` (states already in `ex.parents`), adding to `ex`."""
+        """Breadth-first from `frontier` (states already in `ex.parents`), adding to `ex`. Past
+        `deadline` the run stops, between call sites too (one function of a cold tree may
+        take seconds), and says so in `ex.timed_out`."""
+        self._deadline = deadline
+        try:
+            return self._resume(ex, frontier, is_target, stop_at_first, deadline, max_depth, progress)
+        finally:
+            self._deadline = None  # a later sweep() or run without a budget is not cut
+
+    def _resume(self, ex, frontier, is_target, stop_at_first, deadline, max_depth, progress) -> Exploration:
         t0 = time.perf_counter()
         last_report = t0
         while frontier:
@@ -165,6 +175,9 @@ class Explorer:
         scope = Scope(fn.module, fn, state)
         depth = ex.depth.get(state, 0)
         for node in fn.calls():
+            if self._deadline is not None and time.perf_counter() > self._deadline:
+                ex.timed_out = True  # the rest of this function's sites are not looked at
+                return False
             d = self._dispatch(fn, node, scope)
             site_key = (fn.qual, node.lineno, node.col_offset)
             if site_key not in ex.seen_sites:

@@ -250,7 +250,11 @@ def build_index(sources: Sources, cache: Cache, progress: Callable[[str], None] 
         except OSError:
             index.missing += 1
     todo: list[str] = []
-    for p in sources.files():
+    files = sources.files()
+    for n, p in enumerate(files):
+        if deadline is not None and time.perf_counter() > deadline:  # even reading the
+            index.missing = len(files) - n + len(todo)              # cache costs seconds
+            return index
         digest = sources.digest(p)
         if digest is None:
             continue

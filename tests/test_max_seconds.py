@@ -72,3 +72,27 @@ def test_the_budget_counts_from_the_start_of_the_query(tree, monkeypatch, capsys
     monkeypatch.setattr(api.Analysis, "_resolve", slow_resolve)
     assert _reach(tree, "--max-seconds", "0.2") == 2
     assert "cut: exploration after 0 function(s)" in capsys.readouterr().out
+
+
+def test_the_budget_cuts_inside_a_function(tmp_path, monkeypatch, capsys):
+    """One function of a cold tree can take seconds (its sites parse files): the budget is
+    checked between its call sites, not only between functions."""
+    from callgraph import explore
+
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    calls = "".join(f"    x.m{i}()\n" for i in range(20))
+    (pkg / "main.py").write_text(f"def entry(x):\n{calls}\n\ndef target():\n    pass\n")
+    dispatched = []
+    real = explore.Explorer._dispatch
+
+    def slow(self, fn, node, scope):
+        time.sleep(0.1)
+        dispatched.append(node)
+        return real(self, fn, node, scope)
+
+    monkeypatch.setattr(explore.Explorer, "_dispatch", slow)
+    assert _reach(tmp_path, "--max-seconds", "0.3") == 2
+    assert "cut: exploration after 1 function(s)" in capsys.readouterr().out
+    assert len(dispatched) < 20
