@@ -81,11 +81,31 @@ def bind(fn: FuncInfo, self_val: Value | None, args: CallArgs, closure: Ctx | No
         elems = frozenset().union(*leftover.values()) if leftover else EMPTY
         binds[a.kwarg.arg] = frozenset({VSeq(elems | args.kw_star, "dict", None, items if not args.has_kw_star else None)})
     for name, vals in list(binds.items()):
-        vals = _normal(vals)
-        if len(vals) > MAX_BOUND_VALUES:
-            vals = frozenset(ordered(vals)[:MAX_BOUND_VALUES])
-        binds[name] = vals
+        binds[name] = _bounded(vals)
     return Ctx(fn.qual, tuple(sorted(binds.items(), key=lambda kv: kv[0])), closure)
+
+
+# One call's argument sets are bound once per target: a call dispatched over a class hierarchy
+# binds the same sets to 2,500 overrides (transformers' `self.model(**inputs)`). Large sets are
+# normalised once (and their order read once), the answer kept for the next target.
+_MEMO_FROM = 8
+_MEMO_ENTRIES = 4_096
+_BOUNDED: dict[FrozenSet[Value], FrozenSet[Value]] = {}
+
+
+def _bounded(vals: FrozenSet[Value]) -> FrozenSet[Value]:
+    """`vals` as a context keeps them: normalised (`_normal`), the first MAX_BOUND_VALUES."""
+    if len(vals) < _MEMO_FROM:
+        return _normal(vals)
+    found = _BOUNDED.get(vals)
+    if found is None:
+        found = _normal(vals)
+        if len(found) > MAX_BOUND_VALUES:
+            found = frozenset(ordered(found)[:MAX_BOUND_VALUES])
+        if len(_BOUNDED) >= _MEMO_ENTRIES:
+            _BOUNDED.clear()
+        _BOUNDED[vals] = found
+    return found
 
 
 _OPAQUE_UNKNOWN = VUnknown("argument not inferred at the call site")
