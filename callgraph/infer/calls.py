@@ -19,6 +19,12 @@ from ..semantics.protocol import Inference, Scope
 from ..semantics.rule import Call, CallArgs, Dispatch, Target
 from ..values import EMPTY, Ctx, Value, VConst, VExt, VInst, VSeq, VSuper, VUnknown, external_callee, ordered
 
+# A call that may run more functions than this (a method of a base type dispatched to every
+# override: `self.encoder(...)` typed `PreTrainedModel` runs 2,505 `forward`s in transformers)
+# keeps every target as an edge, but its value is unknown rather than the union of all their
+# return values: inferring those (and what they call) was 1.6 GB and 25 CPU s for one function.
+MAX_RETURNING_TARGETS = 128
+
 
 class CallModel:
     def __init__(self, ev: Inference):
@@ -33,10 +39,15 @@ class CallModel:
         if d.full is None:
             out = set(d.results)
             d.full = frozenset(out)  # recursion guard
-            for t in d.returning:
-                fn = self.ev.p.functions.get(t.fn)
-                if fn is not None:
-                    out |= self.ev.returns(fn, t.ctx)
+            many = len({t.fn for t in d.returning})
+            if many > MAX_RETURNING_TARGETS:
+                out.add(VUnknown(f"return value of {many} possible callees (more than {MAX_RETURNING_TARGETS}) "
+                                 "not inferred"))
+            else:
+                for t in d.returning:
+                    fn = self.ev.p.functions.get(t.fn)
+                    if fn is not None:
+                        out |= self.ev.returns(fn, t.ctx)
             d.full = frozenset(out)
         if d.returning:
             tags.add(return_type.RULE.name)

@@ -1,0 +1,53 @@
+"""Bounds on the whole-tree work of one call site (infer/calls.py MAX_RETURNING_TARGETS): a call
+that may run more functions than the bound keeps an edge to each, and its value is unknown,
+so what is called on that value is unresolved, with the reason, never silently missing."""
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from callgraph.api import Analysis
+from callgraph.infer import calls
+
+
+def _tree(tmp_path, n: int):
+    """`use(b: Base)` calls `b.make().go()`: each of n subclasses' `make` returns its own Leaf."""
+    lines = ["class Base:", "    def make(self):", "        return None", ""]
+    for i in range(n):
+        lines += [f"class Leaf{i}:", "    def go(self):", "        return 1", "",
+                  f"class Sub{i}(Base):", "    def make(self):", f"        return Leaf{i}()", ""]
+    lines += ["def use(b: Base):", "    r = b.make()", "    r.go()", ""]
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "m.py").write_text("\n".join(lines))
+    return pkg
+
+
+def _export(pkg):
+    view = Analysis([str(pkg)], use_cache=False).export()
+    edges = {(e.caller, e.callee) for e in view.edges}
+    return view, edges
+
+
+@pytest.mark.parametrize("n, capped", [(3, False), (5, True)])
+def test_many_targets_keep_edges_and_leave_their_value_unknown(tmp_path, monkeypatch, n, capped):
+    monkeypatch.setattr(calls, "MAX_RETURNING_TARGETS", 4)
+    view, edges = _export(_tree(tmp_path, n))
+    # every override of make is a target either way
+    assert {("pkg.m.use", f"pkg.m.Sub{i}.make") for i in range(n)} <= edges
+    goes = {("pkg.m.use", f"pkg.m.Leaf{i}.go") for i in range(n)}
+    rows = [u for u in view.unresolved if u.caller == "pkg.m.use" and u.expr == "r.go()"]
+    if capped:
+        assert not goes & edges
+        assert rows and all("possible callees" in u.why for u in rows), rows
+    else:
+        assert goes <= edges and not rows
+
+
+def test_reach_through_a_capped_call_is_unknown_not_unreachable(tmp_path, monkeypatch):
+    monkeypatch.setattr(calls, "MAX_RETURNING_TARGETS", 4)
+    pkg = _tree(tmp_path, 5)
+    proof = Analysis([str(pkg)], use_cache=False).reach("pkg.m.use", "pkg.m.Leaf3.go")
+    assert proof.verdict == "unknown", proof
