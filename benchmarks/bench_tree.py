@@ -18,7 +18,7 @@ the graph. See docs/benchmarks.md.
 
 `--tree` picks the trees, side by side (peers run on SGLang only, the tree their chain is about):
 
-    python3 benchmarks/bench_tree.py --tree transformers,vllm,sglang --tools ours
+    python3 benchmarks/bench_tree.py --tree transformers,vllm,sglang --tools ours --phases cold,warm
 
 transformers 5.23.0 (`transformers/`, 2,860 files) and vLLM 0.33.0 (`vllm/`) are exported
 the same way; their targets: cold <= 120 CPU s and <= 2 GB (issue 17). Our runs go under an
@@ -250,13 +250,19 @@ def run_peer(tool: str, tree: Path, import_root: Path, venvs: Path, limit: float
 
 
 # -- ours --------------------------------------------------------------------------------------
-def run_ours(tree: Path, limit: float, work: Path, as_limit_gb: float = 0) -> list[dict]:
+OUR_PHASES = ("cold", "warm", "cold-j2")
+
+
+def run_ours(tree: Path, limit: float, work: Path, as_limit_gb: float = 0,
+             phases: tuple[str, ...] = OUR_PHASES) -> list[dict]:
     cache = Path(tempfile.mkdtemp(prefix="cg-bench-tree-"))
     cache_j2 = Path(tempfile.mkdtemp(prefix="cg-bench-tree-j2-"))
     rows = []
     try:
         # cold, then warm on its cache; then cold again in two processes (--jobs 2, its own cache)
         for phase, extra, where in (("cold", [], cache), ("warm", [], cache), ("cold-j2", ["--jobs", "2"], cache_j2)):
+            if phase not in phases:
+                continue
             out, err = work / f"ours-{phase}.json", work / f"ours-{phase}.stderr"
             argv = [sys.executable, "-m", "callgraph.cli", "export", "--root", str(tree), "--format", "json",
                     "-o", str(out), "--cache-dir", str(where), *extra]
@@ -306,6 +312,9 @@ def main() -> int:
     parser.add_argument("--json", help="also write the rows here (rewritten after each tool)")
     parser.add_argument("--tree", default="sglang",
                         help=f"comma-separated, from {','.join(TREES)} (default: sglang)")
+    parser.add_argument("--phases", default=",".join(OUR_PHASES),
+                        help=f"our phases, comma-separated from {','.join(OUR_PHASES)} (default: all; "
+                             "warm needs cold)")
     parser.add_argument("--as-limit-gb", type=float, default=8,
                         help="address-space limit of our runs, GB (default 8; 0: none)")
     ns = parser.parse_args()
@@ -317,6 +326,10 @@ def main() -> int:
     bad = [t for t in trees if t not in TREES]
     if bad:
         parser.error(f"unknown tree(s) {', '.join(bad)}; choose from {', '.join(TREES)}")
+    phases = tuple(p.strip() for p in ns.phases.split(",") if p.strip())
+    bad = [p for p in phases if p not in OUR_PHASES]
+    if bad or ("warm" in phases and "cold" not in phases):
+        parser.error(f"--phases: choose from {', '.join(OUR_PHASES)}; warm runs on the cold run's cache, so it needs cold")
     tools = sorted(tools, key=lambda t: (t == "ours", TOOLS.index(t)))  # ours last
     venvs = (ns.venvs or cache_dir() / "bench-venvs").resolve()
     if venvs == HERE or HERE in venvs.parents:
@@ -336,7 +349,7 @@ def main() -> int:
             print(f"tree {name}: {tree} ({files} files), {os.cpu_count()} CPUs, limit {ns.limit:.0f} s", flush=True)
             for tool in tools:
                 if tool == "ours":
-                    new = run_ours(tree, ns.limit, work, ns.as_limit_gb)
+                    new = run_ours(tree, ns.limit, work, ns.as_limit_gb, phases)
                 elif name == "sglang":
                     new = run_peer(tool, tree, import_root, venvs, ns.limit, work)
                 else:
