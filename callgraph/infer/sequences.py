@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 from typing import FrozenSet
 
-from ..semantics import containers
+from ..semantics import containers, iterators
 from ..semantics.protocol import Scope
 from ..values import EMPTY, Value, VClass, VExt, VInst, VSeq, VUnknown, cap
 
@@ -22,7 +22,7 @@ class Sequences:
         out: set[Value] = set()
         for v in values:
             if isinstance(v, VSeq):
-                out |= containers.elements(v, tags)
+                out |= iterators.elements(v, tags) if v.kind == iterators.KIND else containers.elements(v, tags)
             elif isinstance(v, VUnknown):
                 out.add(v)
             elif isinstance(v, VInst):

@@ -16,8 +16,8 @@ are registered from `core.py`.
 """
 from __future__ import annotations
 
-from . import (binding, builtins_model, callbacks, constructor, containers, contextmanager, core, decorators, direct, init_attribute,
-               module_call, mro, partial, properties, registry, return_type, super_call)
+from . import (binding, builtins_model, callbacks, constructor, containers, contextmanager, core, decorators, direct,
+               init_attribute, iterators, module_call, mro, partial, properties, registry, return_type, super_call)
 from .rule import Call, Outcome, Rule
 
 REGISTRY: tuple[Rule, ...] = (
@@ -28,6 +28,7 @@ REGISTRY: tuple[Rule, ...] = (
     super_call.RULE,
     partial.RULE,
     core.CLASS_HIERARCHY,
+    iterators.RULE,
     containers.RULE,
     builtins_model.RULE,
     contextmanager.RULE,
@@ -64,7 +65,7 @@ def wants_args(name: str) -> bool:
     found = _WANTS_ARGS.get(name)
     if found is None:
         found = _WANTS_ARGS[name] = (containers.container_kind(name) is not None or name in partial.NAMES
-                                     or builtins_model.handles(name))
+                                     or builtins_model.handles(name) or iterators.handles(name))
     return found
 
 

@@ -1,6 +1,7 @@
 """Python builtins that pass values through: `getattr(obj, "name")`, `super()`, `type(x)`,
-`list/tuple/sorted/reversed/iter/next/enumerate/zip(...)`, `dict(...)`, `copy.copy/deepcopy`,
-`typing.cast`, and a container's own methods (`.values()`, `.items()`, `.get()`).
+`list/tuple/sorted/iter/next(...)`, `dict(...)`, `copy.copy/deepcopy`,
+`typing.cast`, and a container's own methods (`.values()`, `.items()`, `.get()`). The iterators
+(`enumerate`, `zip`, `reversed`, `itertools`) are their own rule (`iterators.py`).
 
 Without these, `for name, layer in self.layers.items(): layer(x)` or
 `getattr(self, "language_model")(x)` would lose the module being called.
@@ -12,7 +13,7 @@ from . import super_call
 from .rule import Call, Outcome, Rule
 
 PASS_FIRST = {"builtins.list", "builtins.tuple", "builtins.set", "builtins.frozenset", "builtins.sorted",
-              "builtins.reversed", "builtins.iter", "builtins.filter"}
+              "builtins.iter", "builtins.filter"}
 IDENTITY = {"copy.copy", "copy.deepcopy", "builtins.id", "torch.compile", "torch.jit.script", "torch.jit.trace",
             "torch.nn.DataParallel", "torch.nn.parallel.DistributedDataParallel",
             "torch.nn.parallel.DataParallel"}
@@ -38,13 +39,13 @@ DYNAMIC = {"importlib.import_module": "a module imported by a computed name (imp
 
 def handles(name: str) -> bool:
     return name in PASS_FIRST or name in IDENTITY or name in DYNAMIC or name in {
-        "builtins.getattr", "builtins.super", "builtins.type", "builtins.next", "builtins.enumerate", "builtins.zip",
+        "builtins.getattr", "builtins.super", "builtins.type", "builtins.next",
         "builtins.dict", "collections.OrderedDict", "builtins.min", "builtins.max", "typing.cast"}
 
 
 class Builtins(Rule):
     """Builtins that pass values through: `getattr(obj, "name")`, `type(x)`,
-    `list/tuple/sorted/reversed/iter/next/enumerate/zip`, `dict`, `copy.copy/deepcopy`,
+    `list/tuple/sorted/iter/next`, `dict`, `copy.copy/deepcopy`,
     `typing.cast`, `torch.compile`; dynamic imports, `eval` and `globals()` give unknown"""
 
     name = "builtins"
@@ -84,11 +85,6 @@ def _call(ev, v, args, scope, tags):
         return frozenset({VSeq(ev.iterate(src, tags), "list")})
     if name == "builtins.next" and args.pos:
         return ev.iterate(args.pos[0], tags)
-    if name == "builtins.enumerate" and args.pos:
-        return frozenset({VSeq(frozenset({VSeq(ev.iterate(args.pos[0], tags), "tuple", (frozenset({VConst(None)}), ev.iterate(args.pos[0], tags)))}), "list")})
-    if name == "builtins.zip" and args.pos:
-        items = tuple(ev.iterate(a, tags) for a in args.pos)
-        return frozenset({VSeq(frozenset({VSeq(frozenset().union(*items), "tuple", items)}), "list")})
     if name in ("builtins.dict", "collections.OrderedDict"):
         keys = tuple(sorted(args.kw.items()))
         elems = frozenset().union(*args.kw.values()) if args.kw else EMPTY
