@@ -34,6 +34,7 @@ RULES = (
     "mro",              # inherited method found on a base class
     "super",            # super().m(...)
     "container",        # element of ModuleList / Sequential / ModuleDict / list of layers
+    "container-subclass",  # item of an in-tree dict/list subclass (its own __getitem__, e.g. ACT2FN[...])
     "iterator",         # element of enumerate / zip / reversed / itertools.islice / chain over a container
     "property",         # value of a @property getter
     "return-type",      # value returned by a helper or factory

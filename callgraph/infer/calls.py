@@ -12,7 +12,9 @@ from typing import FrozenSet
 
 from .. import semantics
 from ..index.scopes import FuncInfo
-from ..semantics import open_values, registry, return_type
+from ..semantics import container_subclass, open_values, registry, return_type
+from ..semantics.builtins_model import seq_method
+from ..semantics.container_subclass import held
 from ..semantics.binding import bind
 from ..semantics.constructor import construct
 from ..semantics.protocol import Inference, Scope
@@ -155,8 +157,8 @@ class CallModel:
         if cls is VUnknown:
             d.unresolved.append(v.why)
             return frozenset({v})
-        if cls is VSuper or cls is VConst:
-            return EMPTY  # calling a literal or a super object raises: no value
+        if cls is VSuper or cls is VConst or cls is VSeq:
+            return EMPTY  # calling a literal, a list/tuple/dict or a super object raises: no value
         return frozenset({VExt("<call result>")})
 
     def invoke(self, fn: FuncInfo, self_val: Value | None, args: CallArgs, closure: Ctx | None, rule: str,
@@ -169,14 +171,33 @@ class CallModel:
             d.returning.append(target)
         return EMPTY
 
+    def call_held(self, v: VInst, name: str, key: FrozenSet[Value] | None) -> FrozenSet[Value]:
+        """`v.name(key)` for a method of the base container reading the items `v` holds."""
+        args = CallArgs()
+        if key is not None:
+            args.pos.append(key)
+        out: set[Value] = set()
+        for seq in held(v):
+            out |= seq_method(self.ev, seq, name, args, set())
+        return frozenset(out)
+
     def add_target(self, qual: str, ctx: Ctx, rule: str, d: Dispatch) -> None:
         """`qual` runs in `ctx` (already bound), its return value not the call's."""
         d.targets.append(Target(qual, ctx, rule))
 
-    def dunder(self, v: VInst, name: str, tags: set[str], iterate: bool = False) -> FrozenSet[Value]:
-        """Values of `iter(obj)` / `obj[i]` for in-tree classes defining the protocol."""
+    def dunder(self, v: VInst, name: str, tags: set[str], iterate: bool = False,
+               key: FrozenSet[Value] | None = None) -> FrozenSet[Value]:
+        """Values of `iter(obj)` / `obj[key]` for in-tree classes defining the protocol (`key`:
+        the subscript's values, bound to `__getitem__`'s parameter), or reading the items a
+        dict/list subclass was constructed with (semantics/container_subclass.py)."""
         found = self.ev.classes.method(v.qual, name)
+        if held(v):
+            tags.add(container_subclass.RULE.name)
         if found is None:
+            if held(v):
+                if iterate:
+                    return self.ev.iterate(held(v), tags)
+                return self.call_held(v, name, key)
             if self.ev.classes.is_container(v.qual):
                 return frozenset({VUnknown(f"item of a {v.qual.rsplit('.', 1)[-1]} container")})
             if self.ev.classes.external_bases(v.qual):
@@ -184,7 +205,10 @@ class CallModel:
                 return frozenset({VExt(f"{v.qual}.{name}()")})
             return frozenset({VUnknown(f"{v.qual.rsplit('.', 1)[-1]} has no {name}")})
         fn = found[0]
-        vals = self.ev.returns(fn, bind(fn, v, CallArgs(), None))
+        args = CallArgs()
+        if key is not None:
+            args.pos.append(key)
+        vals = self.ev.returns(fn, bind(fn, v, args, None))
         if not iterate:
             return vals
         # iter(obj) gives an iterator; its elements are what the iterator's __next__ returns

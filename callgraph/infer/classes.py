@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import FrozenSet
 
 from ..index.scopes import ClassInfo, FuncInfo
-from ..semantics import init_attribute, mro, open_values, properties, super_call
+from ..semantics import container_subclass, init_attribute, mro, open_values, properties, super_call
 from ..semantics.protocol import Inference, Scope
 from ..values import Value, VClass, VExt, VFunc, VInst, VSuper, VUnknown, memoised, ordered, unknown
 
@@ -177,6 +177,8 @@ class ClassModel:
             if fwd is not None:
                 tags.add("module-call")
                 out |= self.bind_method(fwd[0], v, v.qual, tags)
+        if not out:
+            out |= container_subclass.item_methods(v, attr)  # `obj.get(k)` of a dict subclass
         if not out:
             ext = self.external_bases(v.qual)
             unk = self.unknown_bases(v.qual)

@@ -13,6 +13,7 @@ import ast
 from typing import FrozenSet
 
 from ..semantics import containers, iterators
+from ..semantics.container_subclass import held, not_iterable
 from ..semantics.protocol import Scope
 from ..values import EMPTY, Value, VClass, VExt, VInst, VSeq, VUnknown, cap
 
@@ -39,7 +40,7 @@ class Sequences:
                     nxt |= containers.unpacked(v, step, tags)
                 elif isinstance(v, VUnknown):
                     nxt.add(v)
-                else:
+                elif not not_iterable(self.classes, v):  # unpacking a function or a plain class raises
                     nxt.add(VExt("<unpacked>"))
             values = frozenset(nxt)
         return values
@@ -53,7 +54,8 @@ class Sequences:
             elif isinstance(v, VUnknown):
                 out.add(v)
             elif isinstance(v, VInst):
-                out |= self.calls.dunder(v, "__getitem__", tags)
+                key = self.eval(node.slice, scope, tags) if held(v) else None  # container_subclass.py
+                out |= self.calls.dunder(v, "__getitem__", tags, key=key)
             elif isinstance(v, VClass):
                 out.add(v)  # Generic[T] and friends
             else:

@@ -16,8 +16,9 @@ are registered from `core.py`.
 """
 from __future__ import annotations
 
-from . import (binding, builtins_model, callbacks, constructor, containers, contextmanager, core, decorators, direct,
-               init_attribute, iterators, module_call, mro, partial, properties, registry, return_type, super_call)
+from . import (binding, builtins_model, callbacks, constructor, container_subclass, containers, contextmanager, core,
+               decorators, direct, init_attribute, iterators, module_call, mro, partial, properties, registry,
+               return_type, super_call)
 from .rule import Call, Outcome, Rule
 
 REGISTRY: tuple[Rule, ...] = (
@@ -28,6 +29,7 @@ REGISTRY: tuple[Rule, ...] = (
     super_call.RULE,
     partial.RULE,
     core.CLASS_HIERARCHY,
+    container_subclass.RULE,
     iterators.RULE,
     containers.RULE,
     builtins_model.RULE,

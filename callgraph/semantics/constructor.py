@@ -6,6 +6,7 @@ from typing import FrozenSet
 from ..index.scopes import FuncInfo
 from ..values import Value, VClass, VConst, VFunc, VInst, VPartial, VSeq
 from .binding import bind
+from .container_subclass import held_at_construction
 from .rule import Call, CallArgs, Outcome, Rule
 
 
@@ -22,10 +23,6 @@ class Constructor(Rule):
         return construct(call.calls, call.value.qual, call.args, call.dispatch, self.name)
 
 
-# The key under which an instance of a container subclass keeps the container it was built from.
-ITEMS = "<items>"
-
-
 def construct(calls, qual: str, args: CallArgs, d, rule: str, key: str = "") -> FrozenSet[Value]:
     """An instance of in-tree class `qual`, its `__init__` (and `__new__`) targets of `d` with
     `rule` (`constructor`, `bound` for a class named by --bind, `registry` for one a registry
@@ -38,15 +35,10 @@ def construct(calls, qual: str, args: CallArgs, d, rule: str, key: str = "") -> 
         inst = VInst(qual, True, init_bindings(init[0], args))
         calls.invoke(init[0], inst, args, None, rule, d, returning=False, key=key)
     else:
+        inst = VInst(qual, True, held_at_construction(calls.ev, qual, args))  # a dict/list subclass's items
         ext = cm.external_bases(qual)
         if ext and "(" not in ext[0] and not ext[0].startswith("<"):
             d.externals.append(f"{ext[0]}.__init__")  # no __init__ in the tree: the base's runs
-        if args.pos and cm.is_container(qual):
-            # a dict/list subclass built from a container (`ClassInstantier(ACT2CLS)`): dict's
-            # own __init__ copies it in, so its items are what `super().__getitem__` reads
-            items = frozenset(v for v in args.pos[0] if isinstance(v, VSeq))
-            if items:
-                inst = VInst(qual, True, ((ITEMS, items),))
     if new is not None:
         ctx = bind(new[0], VClass(qual), args, None)
         calls.add_target(new[0].qual, ctx, "constructor", d)

@@ -12,9 +12,8 @@ from __future__ import annotations
 from typing import FrozenSet
 
 from ..index.scopes import first_param
-from ..values import EMPTY, Value, VClass, VExt, VFunc, VInst, VSeqMethod, VSuper, VUnknown, unknown
-from . import module_call
-from .constructor import ITEMS
+from ..values import EMPTY, Value, VClass, VExt, VFunc, VInst, VSuper, VUnknown, unknown
+from . import container_subclass, module_call
 from .protocol import Inference, Scope
 from .rule import CallArgs, Rule
 
@@ -59,13 +58,13 @@ def attribute(ev: Inference, v: VSuper, attr: str, tags: set[str]) -> FrozenSet[
     if found is not None:
         fn, _ = found
         return cm.bind_method(fn, v.self_val, self_cls, tags)
+    held_methods = container_subclass.item_methods(v.self_val, attr)
+    if held_methods:  # a dict/list subclass reading the items it was constructed with
+        tags.add(container_subclass.RULE.name)
+        return held_methods
     if attr in CONTAINER_ACCESS and cm.is_container(v.cls):
-        # a dict/list subclass reading its own items (transformers' ClassInstantier): the
-        # container it was built from where the instance remembers one, else unknown
-        items = dict(v.self_val.init).get(ITEMS) if isinstance(v.self_val, VInst) else None
-        if items:
-            tags.add("container")
-            return frozenset(VSeqMethod(s, attr) for s in items)
+        # a dict/list subclass reading its own items that it does not hold (container_subclass.py
+        # says when it does): unknown, never "external"
         return frozenset({VUnknown(f"item of a {_short(v.cls)} container")})
     if attr == "__call__" and cm.is_module(self_cls):
         # super().__call__(...) from an overriding __call__ runs nn.Module.__call__: forward
