@@ -31,6 +31,7 @@ RULES = (
     "call-method",      # instance of a plain class called -> __call__
     "init-attribute",   # receiver typed from self.x = ... assignments
     "param-binding",    # receiver typed from the argument bound at the caller's call site
+    "init-chain",       # a base __init__'s parameters bound by the subclass's super().__init__(...)
     "mro",              # inherited method found on a base class
     "super",            # super().m(...)
     "container",        # element of ModuleList / Sequential / ModuleDict / list of layers

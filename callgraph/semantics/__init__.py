@@ -17,8 +17,8 @@ are registered from `core.py`.
 from __future__ import annotations
 
 from . import (binding, builtins_model, callbacks, constructor, container_subclass, containers, contextmanager, core,
-               decorators, direct, init_attribute, iterators, module_call, mro, partial, properties, registry,
-               return_type, super_call)
+               decorators, direct, init_attribute, init_chain, iterators, module_call, mro, partial, properties,
+               registry, return_type, super_call)
 from .rule import Call, Outcome, Rule
 
 REGISTRY: tuple[Rule, ...] = (
@@ -38,6 +38,7 @@ REGISTRY: tuple[Rule, ...] = (
     callbacks.RULE,
     core.JEDI,
     return_type.RULE,
+    init_chain.RULE,
     binding.RULE,
     init_attribute.RULE,
     mro.RULE,

@@ -13,7 +13,8 @@ from __future__ import annotations
 import ast
 
 from ..index.scopes import first_param
-from ..values import Ctx, Value, VClass, VInst
+from ..values import Value, VClass, VInst
+from . import init_chain
 from .protocol import Inference, Scope
 from .rule import Rule
 
@@ -62,10 +63,11 @@ def live_methods(ev: Inference, qual: str) -> frozenset[str]:
 def assigned(ev: Inference, v: VInst, attr: str, out: set[Value], tags: set[str]) -> set[Value]:
     """`out` (what the class itself gives `v.attr`) with what the live methods assign to it.
     Each assignment is read in the context of its method with `self` bound to `v` (and, for the
-    `__init__` that made `v`, the constructor's arguments, `v.init`)."""
+    `__init__` that made `v`, the constructor's arguments, `v.init`; for a base's `__init__`,
+    those its subclass passes up: `init_chain.py`)."""
     cm = ev.classes
     live = cm.effective_methods(v.qual)
-    init = cm.method(v.qual, "__init__") if v.init else None  # the __init__ given v.init
+    init = cm.method(v.qual, "__init__")  # the instance's own __init__, given v.init
     items = []
     for k in cm.mro(v.qual):
         info = cm.info(k)
@@ -75,14 +77,11 @@ def assigned(ev: Inference, v: VInst, attr: str, out: set[Value], tags: set[str]
             if fn.qual not in live:
                 continue  # overridden and never chained to: it does not run on this class
             tags.add(RULE.name)
-            binds = ((first_param(fn), frozenset({v})),)
-            if v.init and init is not None and fn is init[0]:
-                binds = tuple(sorted(binds + v.init, key=lambda kv: kv[0]))
-            ctx = Ctx(fn.qual, binds)
-            if binding.kind == "item":
-                items.append((binding, Scope(fn.module, fn, ctx)))
-            else:
-                out |= ev.binding_value(binding, Scope(fn.module, fn, ctx), tags)
+            for ctx in init_chain.contexts_on(ev, v, fn, init, tags):
+                if binding.kind == "item":
+                    items.append((binding, Scope(fn.module, fn, ctx)))
+                else:
+                    out |= ev.binding_value(binding, Scope(fn.module, fn, ctx), tags)
     if items:
         out = ev.fill(out, items, tags)
     return out
