@@ -40,6 +40,7 @@ RULES = (
     "property",         # value of a @property getter
     "return-type",      # value returned by a helper or factory
     "partial",          # functools.partial(f, ...) called
+    "computed-getattr", # getattr(obj, f"forward_{k}"): the receiver's attributes the name can spell
     "decorator",        # decorated def kept as itself (@torch.no_grad() and the like)
     "class-hierarchy",  # receiver of a base type -> every override
     "bound",            # factory resolved by a user binding (--bind)

@@ -14,6 +14,7 @@ from .. import semantics
 from ..index.scopes import FuncInfo
 from ..semantics import container_subclass, open_values, registry, return_type
 from ..semantics.builtins_model import seq_method
+from ..semantics.computed_getattr import RULE as COMPUTED_GETATTR
 from ..semantics.container_subclass import held
 from ..semantics.binding import bind
 from ..semantics.constructor import construct
@@ -26,6 +27,9 @@ from ..values import EMPTY, Ctx, Value, VConst, VExt, VInst, VSeq, VSuper, VUnkn
 # keeps every target as an edge, but its value is unknown rather than the union of all their
 # return values: inferring those (and what they call) was 1.6 GB and 25 CPU s for one function.
 MAX_RETURNING_TARGETS = 128
+
+
+PASSING = COMPUTED_GETATTR.name
 
 
 class CallModel:
@@ -53,6 +57,8 @@ class CallModel:
             d.full = frozenset(out)
         if d.returning:
             tags.add(return_type.RULE.name)
+        if PASSING in d.tags:  # getattr(obj, f"forward_{k}") gives obj's attributes: its rule types them
+            tags.add(PASSING)
         return d.full
 
     def dispatch(self, node: ast.Call, scope: Scope) -> Dispatch:

@@ -16,7 +16,7 @@ from typing import Callable, FrozenSet, Iterable
 from ..index.project import Project
 from ..registries import Registries
 from ..index.scopes import MODULE_CODE, Binding, FuncInfo, ModuleInfo, dotted_text, first_param
-from ..semantics import binding, contextmanager, decorators, open_values, return_type
+from ..semantics import binding, computed_getattr, contextmanager, decorators, open_values, return_type
 from ..semantics.builtins_model import builtin_lacks
 from ..semantics.protocol import Scope
 from ..values import (EMPTY, Ctx, Value, VClass, VConst, VExt, VFunc, VInst, VModule, VSeq, VSeqMethod, VSuper, VUnknown,
@@ -353,7 +353,7 @@ class Evaluator(Sequences, Annotations):
         return frozenset({VConst(node.value if isinstance(node.value, (str, type(None))) else None)})
 
     def _eval_JoinedStr(self, node, scope, tags):
-        return frozenset({VConst(None)})
+        return computed_getattr.joined_str(self, node, scope, tags)
 
     def _eval_BoolOp(self, node: ast.BoolOp, scope, tags):
         out: set[Value] = set()

@@ -13,6 +13,7 @@ import ast
 from typing import FrozenSet
 
 from ..semantics import containers, iterators
+from ..semantics.computed_getattr import added
 from ..semantics.container_subclass import held, not_iterable
 from ..semantics.protocol import Scope
 from ..values import EMPTY, Value, VClass, VExt, VInst, VSeq, VUnknown, cap
@@ -125,4 +126,7 @@ class Sequences:
             seqs = [v for v in left | right if isinstance(v, VSeq)]
             if seqs:  # list concatenation keeps the layers of both sides
                 return frozenset({VSeq(cap(frozenset().union(*(s.elems for s in seqs))), "list")})
+            spelled = added(left, right)  # "forward_" + name: semantics/computed_getattr.py
+            if spelled is not None:
+                return spelled
         return frozenset({VExt("<operator result>")})

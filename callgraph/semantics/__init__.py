@@ -16,9 +16,9 @@ are registered from `core.py`.
 """
 from __future__ import annotations
 
-from . import (binding, builtins_model, callbacks, constructor, container_subclass, containers, contextmanager, core,
-               decorators, direct, init_attribute, init_chain, iterators, module_call, mro, partial, properties,
-               registry, return_type, super_call)
+from . import (binding, builtins_model, callbacks, computed_getattr, constructor, container_subclass, containers,
+               contextmanager, core, decorators, direct, init_attribute, init_chain, iterators, module_call, mro,
+               partial, properties, registry, return_type, super_call)
 from .rule import Call, Outcome, Rule
 
 REGISTRY: tuple[Rule, ...] = (
@@ -28,6 +28,7 @@ REGISTRY: tuple[Rule, ...] = (
     module_call.CALL_METHOD,
     super_call.RULE,
     partial.RULE,
+    computed_getattr.RULE,
     core.CLASS_HIERARCHY,
     container_subclass.RULE,
     iterators.RULE,
@@ -68,7 +69,7 @@ def wants_args(name: str) -> bool:
     found = _WANTS_ARGS.get(name)
     if found is None:
         found = _WANTS_ARGS[name] = (containers.container_kind(name) is not None or name in partial.NAMES
-                                     or builtins_model.handles(name) or iterators.handles(name))
+                                     or builtins_model.handles(name) or iterators.handles(name))  # getattr: builtins
     return found
 
 
