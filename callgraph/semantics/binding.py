@@ -12,6 +12,7 @@ from typing import FrozenSet
 
 from ..index.scopes import FuncInfo
 from ..values import EMPTY, NONE, Ctx, Value, VConst, VExt, VSeq, VUnknown, external_callee, ordered
+from .computed_getattr import StrPattern
 from .rule import CallArgs, Rule
 
 # Value sets larger than this are kept, but contexts stop distinguishing call sites by them:
@@ -140,7 +141,7 @@ def _normal(vals: FrozenSet[Value]) -> FrozenSet[Value]:
     for v in vals:
         if isinstance(v, VUnknown):
             out.add(_OPAQUE_UNKNOWN)
-        elif isinstance(v, VConst) and not isinstance(v.value, str):
+        elif isinstance(v, VConst) and not isinstance(v.value, (str, StrPattern)):  # names kept (getattr)
             out.add(NONE)
         elif isinstance(v, VExt) and ("(" in v.name or v.name.startswith("<")) and not _external_method(v.name) \
                 and not _external_instance(v.name):
