@@ -11,8 +11,8 @@ its constant parts around wildcards, `forward_*`). `getattr` with a pattern is r
 when the receiver's attributes are all known: an instance of an in-tree class whose bases are
 all read and are the tree's own, markers (`abc.ABC`...) or `torch.nn.Module` (whose own
 attributes are `open_values.NN_MODULE_API`); no class of its MRO defines `__getattr__` or
-`__getattribute__`, and none of its methods sets an attribute by a name the source does not
-spell (`setattr(self, name, v)`, `self.add_module(name, m)`, `self.__dict__.update(...)`).
+`__getattribute__` nor is decorated (but for `@dataclass` and the like), and none of its
+methods sets an attribute by a name the source does not spell (`setattr(self, name, v)`, `self.add_module(name, m)`, `self.__dict__.update(...)`).
 Then the candidates are every method, class attribute and `self.x` assignment of the MRO
 whose name matches; each is looked up as if named by a constant. A pattern with no constant
 part, any other receiver, or a match against nothing known stays unresolved with its reason.
@@ -36,6 +36,8 @@ COMPUTED = "getattr with a computed name (a registry? name the class with --bind
 DYNAMIC_ATTRS = ("__getattr__", "__getattribute__")
 REGISTERING = ("add_module", "register_module", "register_buffer", "register_parameter")
 _MODULE_PREFIXES = ("torch.nn.", "nn.")
+# Class decorators that add no attribute a computed name could spell.
+INERT_CLASS_DECORATORS = frozenset({"dataclass", "final", "total_ordering", "runtime_checkable", "unique"})
 _READ = (ast.Name, ast.Attribute, ast.Constant)  # formatted parts whose values are read (others: any string)
 
 
@@ -211,6 +213,8 @@ def known_attributes(cm, v: Value) -> tuple[frozenset | None, str]:
             return None, f"{short}, whose bases are not all read"
         if any(d in info.methods for d in DYNAMIC_ATTRS):
             return None, f"{short}, whose class defines __getattr__"
+        if any(_decorator_name(d) not in INERT_CLASS_DECORATORS for d in info.node.decorator_list):
+            return None, f"{short}, whose class {info.name} is decorated (the decorator may add attributes)"
         names.update(info.methods)
         names.update(info.attrs)
         names.update(info.self_attrs())
@@ -220,6 +224,11 @@ def known_attributes(cm, v: Value) -> tuple[frozenset | None, str]:
                 return None, f"{short}, which sets attributes by computed names ({fn.name})"
             names.update(spelled)
     return frozenset(names), ""
+
+
+def _decorator_name(node: ast.AST) -> str:
+    node = node.func if isinstance(node, ast.Call) else node
+    return node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else ""
 
 
 def _registered_names(fn) -> set[str] | None:

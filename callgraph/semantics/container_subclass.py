@@ -13,7 +13,7 @@ subscript's value and runs an in-tree `__getitem__` (the `return-type` of that c
 it, `super().__getitem__(key)`, `super().get(...)` and the like read the held container: the
 value under a constant key where the keys are literal, every value otherwise. Without an
 in-tree `__getitem__`, indexing, iterating and the mapping methods read the held container
-directly. A subclass with its own `__init__`, or a `defaultdict`, keeps nothing (its items stay
+directly. A subclass with its own `__init__` or `__missing__`, or a `defaultdict`, keeps nothing (its items stay
 unknown, as before), and so does a store into the instance after construction
 (`ACT2FN["x"] = Cls` is read as a plain container's item, not through `__getitem__`).
 """
@@ -63,7 +63,7 @@ def held_at_construction(ev, qual: str, args) -> tuple:
     """The `VInst.init` entry for `qual(args)`: what the base container's constructor was
     given, or () when the class does not qualify (it keeps nothing: items stay unknown)."""
     kind = base_kind(ev.classes, qual)
-    if kind is None or args.has_star or args.has_kw_star or len(args.pos) > 1:
+    if kind is None or ev.classes.method(qual, "__missing__") is not None or args.has_star or args.has_kw_star or len(args.pos) > 1:
         return ()
     if kind == "list":
         if args.kw:

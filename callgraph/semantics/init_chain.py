@@ -83,6 +83,8 @@ def chain_contexts(ev, own, own_ctx: Ctx, fn) -> list[Ctx]:
                     nxt = ev.p.functions.get(t.fn)
                     if nxt is not None:
                         todo.append((nxt, t.ctx))
+    if todo and found:  # the bound was reached: the contexts not followed are not known
+        found.append(Ctx(fn.qual, ((first_param(fn), own_ctx.get(first_param(own)) or frozenset()),)))
     return found
 
 
