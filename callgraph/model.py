@@ -88,6 +88,22 @@ class Unresolved:
 
 
 @dataclass(frozen=True, slots=True)
+class Condition:
+    """A registry factory no key decided, and the keys of its table whose class reaches the
+    target: what an unknown answer needs (`reached if text_config.model_type is one of: llama`)."""
+
+    site: str                   # the factory call, path:line:col
+    factory: str                # AutoModel.from_config
+    key: str                    # the key expression: text_config.model_type
+    reaching: tuple[str, ...]   # keys whose class was found to reach the target
+    complete: bool = True       # False: the time budget cut the check (more keys may reach)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"site": self.site, "factory": self.factory, "key": self.key, "reaching": list(self.reaching),
+                "complete": self.complete}
+
+
+@dataclass(frozen=True, slots=True)
 class Node:
     name: str
     file: str
@@ -115,6 +131,7 @@ class Proof:
     unresolved: tuple[Unresolved, ...] = ()
     stats: Stats = field(default_factory=Stats)
     all_paths: tuple[tuple[Hop, ...], ...] = ()
+    conditions: tuple[Condition, ...] = ()  # unknown: registry sites and the keys that would reach
 
     def to_json(self) -> dict[str, Any]:
         data = {
@@ -130,6 +147,8 @@ class Proof:
         }
         if self.all_paths:
             data["all_paths"] = [[hop_json(h) for h in p] for p in self.all_paths]
+        if self.conditions:
+            data["conditions"] = [c.to_json() for c in self.conditions]
         return data
 
     @classmethod
@@ -148,6 +167,8 @@ class Proof:
             ),
             stats=Stats(**data.get("stats", {})),
             all_paths=tuple(tuple(_hop(h) for h in p) for p in data.get("all_paths", ())),
+            conditions=tuple(Condition(c["site"], c.get("factory", ""), c.get("key", ""), tuple(c.get("reaching", ())),
+                                       c.get("complete", True)) for c in data.get("conditions", ())),
         )
 
     def dumps(self) -> str:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import networkx as nx
 
 from . import __version__
+from .conditions import conditions
 from .explore import TOO_DEEP, Exploration, Explorer, Step, UnresolvedSite
 from .lookup import Resolved
 from .index.scopes import first_param
@@ -74,7 +75,9 @@ def reach(inp: ReachInputs, entry: Resolved, target: Resolved, all_paths: bool =
         blockers.insert(0, Unresolved(entry.func, "-", "-", f"search stopped after {max_seconds:g} s "
                                       f"(--max-seconds); cut: {'; '.join(cut.what)}"))
     verdict = Verdict.UNKNOWN if blockers else Verdict.UNREACHABLE
-    return Proof(verdict=verdict, unresolved=tuple(blockers[:MAX_BLOCKERS]), stats=_stats(ex, t0), **base)
+    found = conditions(inp.explorer, blockers, target.func, target_class(target), cut.deadline) if blockers else ()
+    return Proof(verdict=verdict, unresolved=tuple(blockers[:MAX_BLOCKERS]), stats=_stats(ex, t0), conditions=found,
+                 **base)
 
 
 def _stats(ex: Exploration, t0: float) -> Stats:

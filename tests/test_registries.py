@@ -130,3 +130,25 @@ roots = ["{HF}"]
     assert code == 2, out
     assert "KEPT     vision" in out and "UNKNOWN  unconfigured" in out
     assert "text_config.model_type decides what AutoModel.from_config builds" in out
+
+
+def test_unknown_lists_the_keys_that_would_reach(capsys):
+    """Without a config the answer says which keys of the table reach the target, in text and
+    as the proof's `conditions`."""
+    argv = ["reach", "KimiK25ForConditionalGeneration", "Qwen2Model", "--root", str(TREES / "registry_vllm"), "--no-cache"]
+    assert main(argv + ["--json"]) == 2
+    proof = json.loads(capsys.readouterr().out)
+    assert proof["conditions"] == [{"site": "vllm/model_executor/models/kimi_k25.py:15:26",
+                                    "factory": "init_vllm_registered_model", "key": "text_config.architectures",
+                                    "reaching": ["Qwen2ForCausalLM"], "complete": True}]
+    assert main(argv) == 2
+    assert ("reached if text_config.architectures is one of: Qwen2ForCausalLM (init_vllm_registered_model at "
+            "vllm/model_executor/models/kimi_k25.py:15:26); pass --model-config or --bind") in capsys.readouterr().out
+
+
+def test_conditions_name_only_keys_proven_to_reach(capsys):
+    """Either Llava tower reaches LlamaModel only if its model_type is llama (the table's one key
+    whose class is, or names, LlamaModel): clip_vision_model and llava are not listed."""
+    assert main(["reach", "LlavaForConditionalGeneration", "LlamaModel", "--root", str(HF), "--json", "--no-cache"]) == 2
+    got = {c["key"]: c["reaching"] for c in json.loads(capsys.readouterr().out)["conditions"]}
+    assert got == {"text_config.model_type": ["llama"], "vision_config.model_type": ["llama"]}

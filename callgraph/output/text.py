@@ -30,6 +30,12 @@ def proof_text(proof: Proof, known_classes: set[str]) -> str:
     else:
         lines.append(f"unknown: {s(proof.entry)} → {s(proof.target)} not found, and "
                      f"{len(proof.unresolved)} unresolved call site(s) could lead there:")
+        for c in proof.conditions:
+            keys = ", ".join(c.reaching) + ("" if c.complete else ", ... (the check was cut short)")
+            lines.append(f"  reached if {c.key} is one of: {keys} ({c.factory} at {c.site}); pass --model-config "
+                         f"or --bind" if c.reaching else
+                         f"  {c.key} decides {c.factory} at {c.site}: no key found to reach it"
+                         + ("" if c.complete else " (the check was cut short)"))
         for u in proof.unresolved:  # with the column: two calls on one line are two sites
             lines.append(f"  {u.site}   {u.expr}   in {s(u.caller)}: {u.why}")
     st = proof.stats

@@ -48,6 +48,11 @@ class Adapter:
         """Every key of the site's table."""
         return ()
 
+    def module_of_key(self, site: Site, key: str) -> str | None:
+        """The module (or package) a key's class is looked up in, without reading it: what
+        an answer's conditions filter on before resolving candidates."""
+        return None
+
     def architecture(self, name: str) -> str | None:
         """The class a config.json's `architectures` entry names, by this registry."""
         return None

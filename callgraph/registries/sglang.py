@@ -76,6 +76,10 @@ class SGLang(Adapter):
     def keys(self, site: Site) -> tuple[str, ...]:
         return tuple(self.entries)
 
+    def module_of_key(self, site: Site, key: str) -> str | None:
+        where = self.entries.get(key)
+        return where[0] if where else None
+
     def architecture(self, name: str) -> str | None:
         where = self.entries.get(name)
         return self.class_in_module(*where) if where else None

@@ -114,6 +114,9 @@ class Transformers(Adapter):
     def keys(self, site: Site) -> tuple[str, ...]:
         return tuple(self.tables.get(site.table, {}))
 
+    def module_of_key(self, site: Site, key: str) -> str | None:
+        return f"{self.models_package}.{self.module_of(key)}" if key in self.tables.get(site.table, {}) else None
+
     def module_of(self, model_type: str) -> str:
         special = self.special.get(model_type)
         return special[0] if special else model_type.replace("-", "_")

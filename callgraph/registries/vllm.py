@@ -72,14 +72,16 @@ class VLLM(Adapter):
                     source="model-config" if keys else "")
 
     def candidates(self, site: Site, key: str) -> tuple[str, ...]:
+        module = self.module_of_key(site, key)
+        qual = self.class_in_module(module, self.table[key][1]) if module else None
+        return (qual,) if qual else ()
+
+    def module_of_key(self, site: Site, key: str) -> str | None:
         found = self.table.get(key)
         if not found:
-            return ()
-        module, name = found
-        if not module.startswith(self.top + "."):
-            module = f"{self.package}.{module}"
-        qual = self.class_in_module(module, name)
-        return (qual,) if qual else ()
+            return None
+        module = found[0]
+        return module if module.startswith(self.top + ".") else f"{self.package}.{module}"
 
     def keys(self, site: Site) -> tuple[str, ...]:
         return tuple(self.table)
