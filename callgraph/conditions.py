@@ -6,7 +6,8 @@ of its table whose class reaches the target are listed, so the answer reads "rea
 text_config.model_type is one of: llama". A key is checked only if its class's module (or
 package) mentions the target's class by name, or is where it is defined (a cheap filter over
 the texts already read: a table has hundreds of keys); each is then explored from its class's
-`forward`, within MAX_CONDITION_SECONDS in all. Those found are proven (a path exists); a key
+`forward`, within MAX_CONDITION_SECONDS in all, the keys of the target's own module first.
+Those found are proven (a path exists); a key
 the filter or the budget left out is not claimed either way (`complete` says whether the budget
 cut the check).
 """
@@ -42,8 +43,10 @@ def conditions(explorer, blockers, target_func: str, target_class: str | None,
     for where in sites:
         site, adapter = undecided[where]
         reaching, complete = [], True
-        for key in adapter.keys(site):
-            module = adapter.module_of_key(site, key)
+        home = target_func.rsplit(".", 2)[0]  # the target's module: its own keys first
+        keyed = [(k, adapter.module_of_key(site, k)) for k in adapter.keys(site)]
+        keyed.sort(key=lambda km: not (km[1] and (home == km[1] or home.startswith(km[1] + "."))))
+        for key, module in keyed:
             if module is None or not _mentions(project, module, mentions):
                 continue
             if time.perf_counter() > stop:

@@ -8,7 +8,8 @@ acceptable rules, or null), attribute_chain, error_contains (str or list, for ve
 stderr_contains (str or list), unresolved_min (least number of unresolved sites named),
 unresolved_contains (str or list: each must be in one named site's `site expr why`, so an
 "unknown" names the right blocker), first_unresolved (str: in the first named site's
-`site expr why`, so the blocker a person reads first is the one a target could be behind).
+`site expr why`, so the blocker a person reads first is the one a target could be behind),
+conditions (registry key expression -> keys the answer must list as reaching: docs/registries.md).
 """
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 CASES = sorted((FIXTURES / "reach").glob("*/expected.json"))
 KNOWN_KEYS = {"entry", "target", "root", "args", "verdict", "exit_code", "path", "sites", "rules",
               "attribute_chain", "error_contains", "stderr_contains", "unresolved_min", "unresolved_contains",
-              "first_unresolved"}
+              "first_unresolved", "conditions"}
 
 
 def _as_list(value):
@@ -70,6 +71,10 @@ def check_case(case: dict, code: int, out: str, err: str) -> None:
             assert any(text in row for row in rows), f"{text!r} names no blocker:\n" + "\n".join(rows)
         if "first_unresolved" in case:
             assert rows and case["first_unresolved"] in rows[0], "first blocker:\n" + "\n".join(rows)
+        got = {c["key"]: c["reaching"] for c in proof.get("conditions", [])}
+        for key, reaching in case.get("conditions", {}).items():  # key -> keys that must be listed
+            assert key in got, (key, proof.get("conditions"))
+            assert set(reaching) <= set(got[key]), (key, got[key])
         return
     hops = proof["path"]
     assert [h["callee"] for h in hops] == case["path"][1:], [h["callee"] for h in hops]
