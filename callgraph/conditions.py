@@ -6,7 +6,8 @@ of its table whose class reaches the target are listed, so the answer reads "rea
 text_config.model_type is one of: llama". A key is checked only if its class's module (or
 package) mentions the target's class by name, or is where it is defined (a cheap filter over
 the texts already read: a table has hundreds of keys); each is then explored from its class's
-`forward`, within MAX_CONDITION_SECONDS in all, the keys of the target's own module first.
+`forward`, within MAX_CONDITION_SECONDS in all (shared by the sites), the keys of the target's
+own module first.
 Those found are proven (a path exists); a key
 the filter or the budget left out is not claimed either way (`complete` says whether the budget
 cut the check).
@@ -35,12 +36,12 @@ def conditions(explorer, blockers, target_func: str, target_class: str | None,
                 sites.append(where)
     if not sites:
         return ()
-    stop = time.perf_counter() + MAX_CONDITION_SECONDS
-    if deadline is not None:
-        stop = min(stop, deadline)
     mentions = {p for p, text in project.texts() if target_class and target_class in text}
     out = []
-    for where in sites:
+    for where in sites:  # each site its share of the budget
+        stop = time.perf_counter() + MAX_CONDITION_SECONDS / len(sites)
+        if deadline is not None:
+            stop = min(stop, deadline)
         site, adapter = undecided[where]
         reaching, complete = [], True
         home = target_func.rsplit(".", 2)[0]  # the target's module: its own keys first
