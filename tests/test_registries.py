@@ -152,3 +152,15 @@ def test_conditions_name_only_keys_proven_to_reach(capsys):
     assert main(["reach", "LlavaForConditionalGeneration", "LlamaModel", "--root", str(HF), "--json", "--no-cache"]) == 2
     got = {c["key"]: c["reaching"] for c in json.loads(capsys.readouterr().out)["conditions"]}
     assert got == {"text_config.model_type": ["llama"], "vision_config.model_type": ["llama"]}
+
+
+def test_export_records_registry_edges_with_their_key(tmp_path, capsys):
+    out = tmp_path / "graph.json"
+    assert main(["export", "--root", str(HF), "--model-config", str(HF / "llava-config.json"), "-o", str(out),
+                 "--no-cache"]) == 0
+    capsys.readouterr()
+    edges = json.loads(out.read_text())["edges"]
+    assert {(e["callee"], e["key"]) for e in edges if e["rule"] == "registry"} == {
+        ("transformers.models.llama.modeling_llama.LlamaModel.__init__", "text_config.model_type=llama"),
+        ("transformers.models.clip.modeling_clip.CLIPVisionModel.__init__",
+         "vision_config.model_type=clip_vision_model")}
