@@ -164,3 +164,21 @@ def test_export_records_registry_edges_with_their_key(tmp_path, capsys):
         ("transformers.models.llama.modeling_llama.LlamaModel.__init__", "text_config.model_type=llama"),
         ("transformers.models.clip.modeling_clip.CLIPVisionModel.__init__",
          "vision_config.model_type=clip_vision_model")}
+
+
+@pytest.mark.real
+def test_sglang_entry_from_the_checkpoint_config(upstream, analysis_cache, capsys):
+    """The issue's own line: `reach --model-config ./Kimi-K2.5/ DeepseekV2Model --root .../srt`.
+    kimi_k25.py:988 declares `EntryClass = [KimiK25ForConditionalGeneration]` (read as data), so the
+    entry is its forward and the proof is the flagship's."""
+    tree = upstream("sglang==0.5.23")
+    config = Path(__file__).parent / "real_cases" / "configs" / "kimi_k25.json"
+    code = main(["reach", "DeepseekV2Model", "--root", str(tree / "sglang/srt"), "--model-config", str(config),
+                 "--json", "--cache-dir", str(analysis_cache)])
+    proof = json.loads(capsys.readouterr().out)
+    assert code == 0, proof["unresolved"]
+    assert proof["entry"] == "sglang.srt.models.kimi_k25.KimiK25ForConditionalGeneration.forward"
+    assert [h["callee"] for h in proof["path"]] == [
+        "sglang.srt.managers.mm_utils.general_mm_embed_routine",
+        "sglang.srt.models.deepseek_v2.DeepseekV2ForCausalLM.forward",
+        "sglang.srt.models.deepseek_v2.DeepseekV2Model.forward"]
