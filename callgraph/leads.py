@@ -66,9 +66,11 @@ class Leads:
 
     def _holders_of(self, texts: list, names: set[str], level: int) -> set[str]:
         """Record the attributes that hold an instance of `names` (made in a class's code:
-        `self.x = Name(...)`, the statement's continuation lines included), and return the
+        `self.x = Name(...)`, the statement's continuation lines included, so a lambda handed to
+        a helper counts: `self.layers = make_layers(n, lambda i: Layer(i))`), and return the
         classes that hold them. Read off the text, line by line: no file is parsed."""
-        pattern = re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, names))) + r")\b")
+        # made here: `Name(` (not `isinstance(x, Name)`, not an annotation)
+        pattern = re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, names))) + r")\s*\(")
         owners: set[str] = set()
         for path, text in texts:
             if not any(name in text for name in names):  # a substring test first: much faster
