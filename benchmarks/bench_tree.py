@@ -44,13 +44,15 @@ HERE = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(HERE / "tests"))
 sys.path.insert(0, str(HERE / "benchmarks"))
 
-from peers import TOOLS, summarize  # noqa: E402
+from peers import PARSERS, TOOLS, in_tree, summarize  # noqa: E402
 from upstream import cache_dir, fetch  # noqa: E402  (tests/upstream.py: pip download + unpack, cached)
 
 TREE_SPEC = "sglang==0.5.23"
 # name -> (pinned wheel, folder exported inside it)
 TREES = {"sglang": (TREE_SPEC, "sglang/srt"), "transformers": ("transformers==5.23.0", "transformers"),
          "vllm": ("vllm==0.33.0", "vllm")}
+# what "in tree" counts: edges between functions under this package (the chain is SGLang's alone)
+TREE_PREFIX = {"sglang": "sglang.srt", "transformers": "transformers", "vllm": "vllm"}
 TREE_TARGETS = {"transformers": {"cpu_s": 120, "rss_mb": 2048}, "vllm": {"cpu_s": 120, "rss_mb": 2048}}
 
 # tool -> pip requirements of its virtual environment (versions found with `pip index versions`).
@@ -211,7 +213,8 @@ def peer_version(tool: str, venv: Path) -> str:
     return proc.stdout.strip()
 
 
-def describe(tool: str, phase: str, run: dict, out: Path, err: Path, limit: float | None) -> dict:
+def describe(tool: str, phase: str, run: dict, out: Path, err: Path, limit: float | None,
+             tree: str = "sglang") -> dict:
     row = {"tool": tool, "phase": phase, **run}
     if run["timed_out"]:
         row["status"] = f"time limit ({limit:.0f} s)"
@@ -223,7 +226,12 @@ def describe(tool: str, phase: str, run: dict, out: Path, err: Path, limit: floa
         row["status"] = "ok"
     if row["status"] == "ok":
         try:
-            row.update(summarize(tool, out.read_text(errors="replace")))
+            text = out.read_text(errors="replace")
+            if tree == "sglang":
+                row.update(summarize(tool, text))
+            else:
+                edges = PARSERS[tool](text)
+                row.update(edges=len(edges), edges_in_tree=in_tree(tool, edges, TREE_PREFIX[tree]))
         except (ValueError, KeyError, TypeError) as exc:
             row["status"] = f"unreadable output: {type(exc).__name__}: {exc}"
     return row
@@ -254,7 +262,7 @@ OUR_PHASES = ("cold", "warm", "cold-j2")
 
 
 def run_ours(tree: Path, limit: float, work: Path, as_limit_gb: float = 0,
-             phases: tuple[str, ...] = OUR_PHASES) -> list[dict]:
+             phases: tuple[str, ...] = OUR_PHASES, name: str = "sglang") -> list[dict]:
     cache = Path(tempfile.mkdtemp(prefix="cg-bench-tree-"))
     cache_j2 = Path(tempfile.mkdtemp(prefix="cg-bench-tree-j2-"))
     rows = []
@@ -270,7 +278,7 @@ def run_ours(tree: Path, limit: float, work: Path, as_limit_gb: float = 0,
                 argv = ["prlimit", f"--as={int(as_limit_gb * 1e9)}", *argv]
             print(f"[ours] {phase} (limit {limit:.0f} s) ...", flush=True)
             run = timed(argv, HERE, limit, work / "ours.stdout", err)
-            row = describe("ours", phase, run, out, err, limit)
+            row = describe("ours", phase, run, out, err, limit, name)
             row["version"] = _git_head()
             row["command"] = display(argv, {sys.executable: "python", str(tree): "TREE", str(where): "CACHE",
                                             str(out): "OUT.json"})
@@ -349,7 +357,7 @@ def main() -> int:
             print(f"tree {name}: {tree} ({files} files), {os.cpu_count()} CPUs, limit {ns.limit:.0f} s", flush=True)
             for tool in tools:
                 if tool == "ours":
-                    new = run_ours(tree, ns.limit, work, ns.as_limit_gb, phases)
+                    new = run_ours(tree, ns.limit, work, ns.as_limit_gb, phases, name)
                 elif name == "sglang":
                     new = run_peer(tool, tree, import_root, venvs, ns.limit, work)
                 else:

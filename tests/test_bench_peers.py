@@ -98,3 +98,15 @@ def test_display_folds_file_lists():
     argv = ["nice", "-n", "19", "/v/bin/pyan3", "/t/a.py", "/t/b.py", "--root", "/r", "--file", "/w/o.dot"]
     assert (__import__("bench_tree").display(argv, {"/v/bin/": "", "/r": "ROOT", "/w/o.dot": "OUT.dot"})
             == "nice -n 19 pyan3 <2 .py files> --root ROOT --file OUT.dot")
+
+
+def test_other_trees_count_their_own_edges_and_no_sglang_chain(tmp_path):
+    import bench_tree
+
+    out = tmp_path / "o.json"
+    out.write_text(json.dumps({"edges": [{"caller": "vllm.a.f", "callee": "vllm.b.g", "site": "x", "rule": "direct"},
+                                         {"caller": "vllm.a.f", "callee": "torch.cat", "site": "y", "rule": "external"}]}))
+    run = {"seconds": 1.0, "cpu_s": 1.0, "rss_mb": 1, "exit": 0, "timed_out": False}
+    row = bench_tree.describe("ours", "cold", run, out, tmp_path / "e", 10, "vllm")
+    assert (row["status"], row["edges"], row["edges_in_tree"]) == ("ok", 2, 1)
+    assert "missing" not in row and "flagship" not in row
