@@ -15,7 +15,9 @@ attributes are `open_values.NN_MODULE_API`); no class of its MRO defines `__geta
 methods sets an attribute by a name the source does not spell (`setattr(self, name, v)`, `self.add_module(name, m)`, `self.__dict__.update(...)`).
 Then the candidates are every method, class attribute and `self.x` assignment of the MRO
 whose name matches; each is looked up as if named by a constant. A pattern with no constant
-part, any other receiver, or a match against nothing known stays unresolved with its reason.
+part, any other receiver, or a match against nothing known stays unresolved with its reason;
+on an outside module or class (`getattr(vllm_ops, f"{act}_and_mul")`) the attribute is outside
+code, as it is for a constant name.
 As for every attribute, a value assigned to the instance from outside its class's code is not
 seen.
 """
@@ -178,6 +180,10 @@ def matching(ev, receivers: FrozenSet[Value], pattern: StrPattern, tags: set[str
     for v in receivers:
         if isinstance(v, VUnknown):
             out.add(v)
+            continue
+        if isinstance(v, VExt) and "(" not in v.name and not v.name.startswith("<"):
+            # an outside module or class: any attribute is outside code, as for a constant name
+            out.add(VExt(f"{v.name}.{pattern}"))
             continue
         names, why = known_attributes(ev.classes, v)
         if names is None:
