@@ -300,14 +300,17 @@ def forget_orders() -> None:
 MAX_SEQ_DEPTH = 3
 
 
+_TOO_DEEP = VUnknown(f"container nested deeper than {MAX_SEQ_DEPTH}; its elements not followed")
+
+
 def cap(values: FrozenSet[Value], depth: int = 0) -> FrozenSet[Value]:
     """Bound container nesting so contexts stay finite (lists of lists of ... of layers); the
     positions and keys of the containers kept are kept too (`d["a"]["b"]`)."""
     out = set()
     for v in values:
         if isinstance(v, VSeq):
-            if depth >= MAX_SEQ_DEPTH:
-                out.add(VSeq(EMPTY, v.kind))
+            if depth >= MAX_SEQ_DEPTH:   # its elements are not followed: unknown, never none
+                out.add(VSeq(frozenset({_TOO_DEEP}), v.kind))
             else:
                 items = tuple(cap(i, depth + 1) for i in v.items) if v.items is not None else None
                 keys = tuple((k, cap(kv, depth + 1)) for k, kv in v.keys) if v.keys is not None else None

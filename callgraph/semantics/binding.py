@@ -95,14 +95,15 @@ _BOUNDED: dict[FrozenSet[Value], FrozenSet[Value]] = {}
 
 
 def _bounded(vals: FrozenSet[Value]) -> FrozenSet[Value]:
-    """`vals` as a context keeps them: normalised (`_normal`), the first MAX_BOUND_VALUES."""
+    """`vals` as a context keeps them: normalised (`_normal`), the first MAX_BOUND_VALUES and
+    an unknown for the others (dropping them would drop callees: a false "unreachable")."""
     if len(vals) < _MEMO_FROM:
         return _normal(vals)
     found = _BOUNDED.get(vals)
     if found is None:
         found = _normal(vals)
-        if len(found) > MAX_BOUND_VALUES:
-            found = frozenset(ordered(found)[:MAX_BOUND_VALUES])
+        if len(found) > MAX_BOUND_VALUES:   # the rest may be anything: say so, never drop them
+            found = frozenset(ordered(found)[:MAX_BOUND_VALUES]) | {_TRUNCATED}
         if len(_BOUNDED) >= _MEMO_ENTRIES:
             _BOUNDED.clear()
         _BOUNDED[vals] = found
@@ -110,6 +111,9 @@ def _bounded(vals: FrozenSet[Value]) -> FrozenSet[Value]:
 
 
 _OPAQUE_UNKNOWN = VUnknown("argument not inferred at the call site")
+# what stands for the values cut from a bound parameter's set (calls on it stay unresolved)
+_TRUNCATED = VUnknown(f"more than {MAX_BOUND_VALUES} values bound to one parameter; the rest "
+                      f"not followed")
 _OPAQUE_EXT = VExt("<external value>")
 
 
