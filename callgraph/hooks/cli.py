@@ -277,6 +277,7 @@ def _pack_self_test(model, cap, data, summary, tokenize, max_len, extra, own_att
     would change is refused before anything is written."""
     from . import packing
     from .check import TOLERANCE
+    from .load import DTYPES
     from .data import rows
 
     shortest = sorted(summary.lengths, key=lambda i: (summary.lengths[i], i))[:4]
@@ -284,7 +285,7 @@ def _pack_self_test(model, cap, data, summary, tokenize, max_len, extra, own_att
         shortest.pop()
     t = cap.target
     paths = [t.layer_path(i) for i in cap.selection.output_ids] + [t.norm_path]
-    tolerance = TOLERANCE[{"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}[dtype]]
+    tolerance = TOLERANCE[str(DTYPES[dtype]).removeprefix("torch.")]   # as the manifest names it
     worst = packing.self_test(model, rows(data, summary, shortest, tokenize, max_len), paths,
                               own_attention, extra, tolerance)
     return {"packed": True, "max_tokens": max_tokens, "model_attention": own_attention,
