@@ -17,7 +17,7 @@ import networkx as nx
 from . import __version__
 from .index import decorator_names
 from .index.project import Project
-from .semantics import PRECEDENCE
+from .semantics import PRECEDENCE, constructor, decorators, external, iter_protocol
 from .semantics.rule import Dispatch
 from .infer.evaluator import Evaluator, Scope
 from .values import Ctx
@@ -188,7 +188,7 @@ class Explorer:
                                                     node, fn, depth, state))
             if self._follow(ex, state, fn, node, d, None, is_target, nxt):
                 return True
-        for kind, node in fn.implicit_calls():
+        for kind, node in fn.implicit_calls(implicit_calls):
             d = self._dispatch(fn, node, scope)
             if d.unresolved and d.unresolved[0] == TOO_DEEP:
                 row = Unresolved(fn.qual, site_of(fn, node), _implicit_text(kind, node), TOO_DEEP)
@@ -237,9 +237,8 @@ class Explorer:
             nxt.append(ctx)
         if self.whole_tree and implicit is None:
             site, text = self._site(fn, node) if d.externals else ("", "")
-            for name in d.externals:
-                hop = Hop(fn.qual, name, site, text, "external")
-                ex.graph.add_edge(fn.qual, name, key=(hop.site, "external"), hop=hop)
+            for hop in external.hops(fn.qual, d.externals, site, text):
+                ex.graph.add_edge(fn.qual, hop.callee, key=(hop.site, hop.rule), hop=hop)
         return False
 
     def add_edge(self, ex: Exploration, state: Ctx, fn, node: ast.Call, callee: str, ctx: Ctx, rule: str,
@@ -281,7 +280,19 @@ def graph_view(ex: Exploration, roots: tuple[str, ...], entry: str, names: set[s
                      nodes=tuple(node(n) for n in sorted(names)), edges=tuple(edges), unresolved=tuple(unresolved))
 
 
-IMPLICIT_RULE = {"decorate": "decorator", "raise": "constructor", "iter": "protocol"}
+# The rule that names an implicit call's hop, by its kind.
+IMPLICIT_RULE = {"decorate": decorators.RULE.name, "raise": constructor.RULE.name, "iter": iter_protocol.RULE.name}
+
+
+def implicit_calls(node: ast.AST) -> list[tuple[str, ast.Call]]:
+    """(kind, synthetic call) for the calls statement `node` makes without a call expression:
+    a nested def's decorators (`semantics/decorators.py`), `raise E` (`constructor.py`), a
+    loop's `__iter__`/`__next__` (`iter_protocol.py`)."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return [("decorate", c) for c in decorators.applications(node)]
+    if isinstance(node, ast.Raise):
+        return [("raise", c) for c in constructor.raised(node)]
+    return [("iter", c) for c in iter_protocol.calls(node)]
 
 
 def _implicit_text(kind: str, node: ast.Call) -> str:

@@ -18,6 +18,7 @@ from .conditions import conditions
 from .explore import TOO_DEEP, Exploration, Explorer, Step, UnresolvedSite
 from .lookup import Resolved
 from .index.scopes import first_param
+from .semantics import oracle as oracle_rule
 from .semantics.binding import self_context
 from .values import Ctx, VInst
 from .model import Hop, Proof, Stats, Unresolved, Verdict
@@ -170,11 +171,11 @@ def _ask_oracle(inp: ReachInputs, ex: Exploration, target: Resolved, is_target, 
             answers = oracle.callees(fn.module.path, node)
             if not answers:
                 continue  # Jedi's silence is not an answer: the site stays unresolved
-            if all(a.kind != "open" for a in answers):
+            if oracle_rule.settles(answers):
                 ex.oracle_resolved.add(u.site)  # else an outside base type: still unresolved
             for a in answers:
-                for callee, ctx, via in _jedi_targets(a, classes):
-                    c = explorer.add_edge(ex, state, fn, node, callee, ctx, "jedi", via)
+                for callee, ctx, via in oracle_rule.targets(a, classes):
+                    c = explorer.add_edge(ex, state, fn, node, callee, ctx, oracle_rule.RULE.name, via)
                     if c is None:
                         continue
                     if is_target(callee):
@@ -186,25 +187,6 @@ def _ask_oracle(inp: ReachInputs, ex: Exploration, target: Resolved, is_target, 
             if ex.reached is not None:
                 return
         rows = [r for r in _blocking_rows(inp, ex, target, cut) if r.unresolved.site not in asked]
-
-
-def _jedi_targets(a, classes):
-    """What runs when Jedi says the callee is this function / class / instance."""
-    if a.kind == "function":
-        yield a.qual, Ctx(a.qual), ()
-    elif a.kind == "class":
-        init = classes.method(a.qual, "__init__")
-        if init is not None:
-            yield init[0].qual, self_context(init[0], VInst(a.qual)), ("constructor",)
-    elif a.kind == "instance":
-        # Jedi may have read the class off an annotation: any subclass overriding the call
-        # may be there too (class-hierarchy), as for the index's own annotated receivers
-        names = ("__call__", "forward")
-        for qual in [a.qual] + classes.overriders(a.qual, names):
-            m = classes.method(qual, "__call__") or classes.method(qual, "forward")
-            if m is not None and (qual == a.qual or m[1] == qual):
-                via = ("module-call",) if qual == a.qual else ("module-call", "class-hierarchy")
-                yield m[0].qual, self_context(m[0], VInst(qual)), via
 
 
 def _all_paths(ex: Exploration, start: Ctx, target: str) -> tuple[tuple[Hop, ...], ...]:

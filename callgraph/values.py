@@ -163,21 +163,6 @@ class Ctx:
         return None
 
 
-def external_callee(name: str) -> str | None:
-    """The import name an external callee value is recorded by, or None when it has none: an
-    external function or class (`torch.cat`), or a method of an instance of an external class
-    (`ext.Cls().fun` is `ext.Cls.fun`; a class by PEP 8's CapWords, since the class itself is
-    not read). The result of some other call (`torch.cat(...).view`) has no import name."""
-    if name.startswith("<"):
-        return None
-    if "(" not in name:
-        return name
-    head, sep, attr = name.partition("().")
-    if sep and "(" not in head and "(" not in attr and "." not in attr and head.rsplit(".", 1)[-1][:1].isupper():
-        return f"{head}.{attr}"
-    return None
-
-
 EMPTY: FrozenSet[Value] = frozenset()
 NONE = VConst(None)
 

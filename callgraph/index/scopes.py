@@ -15,7 +15,6 @@ from typing import Iterator, Union
 
 from . import decorator_names
 from .bindings import ANY_KEY, Binding
-from .decorator_names import decorator_name
 from .children import child_fields, child_nodes
 from .flow import body_reads
 
@@ -183,33 +182,16 @@ class FuncInfo:
             self._scan()
         return self._returns
 
-    def implicit_calls(self) -> list[tuple[str, ast.Call]]:
+    def implicit_calls(self, make) -> list[tuple[str, ast.Call]]:
         """Calls the syntax makes without a call expression, as synthetic call nodes placed at
-        their source: `@dec def f` is `dec(f)`; `raise E` is `E()`; `for x in obj` calls
-        `obj.__iter__()` and then the iterator's `__next__()`. Kind: "decorate" | "raise" | "iter"."""
+        their source (`@dec def f` is `dec(f)`, `raise E` is `E()`, `for x in obj` calls
+        `obj.__iter__()`...): what `make(node)` gives, as (kind, call) pairs, for each nested
+        def, `raise` and loop of the body in source order, memoised. The rules make them
+        (explore.implicit_calls); the index only finds the statements."""
         if self._implicit is None:
-            out: list[tuple[str, ast.Call]] = []
             if self._special is None:
                 self._scan()
-            for node in self._special:
-                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node is not self.node:
-                    fn_value: ast.expr = ast.Name(id=node.name, ctx=ast.Load())
-                    for dec in reversed(node.decorator_list):
-                        if decorator_name(dec) in decorator_names.NON_CALLING:
-                            continue
-                        call = ast.Call(func=dec, args=[fn_value], keywords=[])
-                        out.append(("decorate", ast.copy_location(call, dec)))
-                        fn_value = call
-                elif isinstance(node, ast.Raise) and isinstance(node.exc, (ast.Name, ast.Attribute)):
-                    out.append(("raise", ast.copy_location(ast.Call(func=node.exc, args=[], keywords=[]), node.exc)))
-                elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
-                    it = ast.Call(func=ast.Attribute(value=node.iter, attr="__iter__", ctx=ast.Load()), args=[], keywords=[])
-                    nxt = ast.Call(func=ast.Attribute(value=it, attr="__next__", ctx=ast.Load()), args=[], keywords=[])
-                    for c in (it, nxt):
-                        ast.copy_location(c, node.iter)
-                        ast.copy_location(c.func, node.iter)
-                        out.append(("iter", c))
-            self._implicit = out
+            self._implicit = [pair for node in self._special if node is not self.node for pair in make(node)]
         return self._implicit
 
     def is_generator(self) -> bool:

@@ -12,15 +12,14 @@ from typing import FrozenSet
 
 from .. import semantics
 from ..index.scopes import FuncInfo
-from ..semantics import container_subclass, open_values, registry, return_type
+from ..semantics import bound as bound_rule, container_subclass, external, open_values, registry, return_type
 from ..semantics.builtins_model import seq_method
 from ..semantics.computed_getattr import RULE as COMPUTED_GETATTR
 from ..semantics.container_subclass import held
 from ..semantics.binding import bind
-from ..semantics.constructor import construct
 from ..semantics.protocol import Inference, Scope
 from ..semantics.rule import Call, CallArgs, Dispatch, Target
-from ..values import EMPTY, Ctx, Value, VConst, VExt, VInst, VSeq, VSuper, VUnknown, external_callee, ordered
+from ..values import EMPTY, Ctx, Value, VConst, VExt, VInst, VSeq, VSuper, VUnknown, ordered
 
 # A call that may run more functions than this (a method of a base type dispatched to every
 # override: `self.encoder(...)` typed `PreTrainedModel` runs 2,505 `forward`s in transformers)
@@ -71,9 +70,7 @@ class CallModel:
         d = Dispatch()
         bound = self.ev.bound_factory(node, scope)
         if bound:  # a --bind FACTORY=CLASS[,CLASS...] names what this factory returns
-            tags.add("bound")
-            args = self.args(node, scope, set())
-            d.results = frozenset().union(*(construct(self, q, args, d, rule="bound") for q in bound))
+            d.results = bound_rule.construct_all(self, bound, self.args(node, scope, set()), d, tags)
             d.tags = frozenset(tags)
             self._memo[key] = d
             return d
@@ -143,9 +140,7 @@ class CallModel:
         or nothing."""
         cls = v.__class__
         if cls is VExt:
-            name = external_callee(v.name)
-            if name is not None:
-                d.externals.append(name)
+            external.called(d, v.name)
         rules = self.rules.get(cls)
         if rules:
             call = Call(self, v, args, node, scope, d, tags)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import FrozenSet
 
 from ..index.scopes import ClassInfo, FuncInfo
-from ..semantics import container_subclass, init_attribute, mro, open_values, properties, super_call
+from ..semantics import class_hierarchy, container_subclass, init_attribute, mro, open_values, properties, super_call
 from ..semantics.protocol import Inference, Scope
 from ..values import Value, VClass, VExt, VFunc, VInst, VSuper, VUnknown, memoised, ordered, unknown
 
@@ -110,16 +110,7 @@ class ClassModel:
         if key in self._overriders:
             return self._overriders[key]
         self._overriders[key] = []
-        p = self.ev.p
-        out = []
-        for path in p.subclass_candidates(qual.rsplit(".", 1)[-1], names):
-            mod = p.module_of_path(path)
-            if mod is None:
-                continue
-            for info in p.classes_in(mod):
-                q = info.qual
-                if q != qual and any(n in info.methods for n in names) and qual in self.mro(q):
-                    out.append(q)
+        out = class_hierarchy.overriders(self.ev, qual, names)
         self._overriders[key] = out
         return out
 
@@ -164,12 +155,8 @@ class ClassModel:
             if ca is not None:
                 out |= self.ev.bindings(ca[1], Scope(ca[0].module, cls=ca[0]), tags, ("clsattr", ca[0].qual, attr))
         out = init_attribute.assigned(self.ev, v, attr, out, tags)
-        if not v.exact:
-            for sub in self.overriders(v.qual, (attr,)):
-                sfound = self.method(sub, attr)
-                if sfound is not None and sfound[1] == sub:
-                    tags.add("class-hierarchy")
-                    out |= self.bind_method(sfound[0], VInst(sub, exact=True), sub, tags)
+        if not v.exact:  # known by its base type: every override may run
+            out |= class_hierarchy.attribute(self, v, attr, tags)
         if not out and attr == "__call__" and self.is_module(v.qual):
             # `layer.__call__` (handed to a checkpointing helper, or called) of a module with no
             # __call__ of its own is nn.Module.__call__, which runs forward

@@ -15,16 +15,16 @@ from typing import Callable, FrozenSet, Iterable
 
 from ..index.project import Project
 from ..registries import Registries
-from ..index.scopes import MODULE_CODE, Binding, FuncInfo, ModuleInfo, dotted_text, first_param
-from ..semantics import binding, computed_getattr, contextmanager, decorators, open_values, return_type
+from ..index.scopes import MODULE_CODE, Binding, FuncInfo, ModuleInfo, first_param
+from ..semantics import binding, bound, computed_getattr, contextmanager, decorators, open_values, return_type
 from ..semantics.builtins_model import builtin_lacks
+from ..semantics.containers import apply_stores, remote_stores
 from ..semantics.protocol import Scope
 from ..values import (EMPTY, Ctx, Value, VClass, VConst, VExt, VFunc, VInst, VModule, VSeq, VSeqMethod, VSuper, VUnknown,
                       forget_orders, memoised, unknown)
 from . import calls, classes
 from .annotations import Annotations
 from .sequences import Sequences
-from .stores import apply as apply_stores, remote_stores
 
 BUILTIN_NAMES = frozenset(dir(builtins))
 # Return values inferred through at most this many nested helper calls; deeper is unknown.
@@ -56,7 +56,7 @@ class Evaluator(Sequences, Annotations):
         self._returns: dict = {}
         self._attrs: dict = {}
         self._return_contexts: dict[str, int] = {}
-        self.stores_memo: dict = {}  # id(module) -> stores into its globals (infer/stores.py)
+        self.stores_memo: dict = {}  # id(module) -> stores into its globals (semantics/containers.py)
         self._depth = 0
         self.max_depth = max_depth
         self.max_return_contexts = max_return_contexts
@@ -132,21 +132,8 @@ class Evaluator(Sequences, Annotations):
         return result
 
     def bound_factory(self, node: ast.Call, scope: Scope) -> tuple[str, ...]:
-        """The classes a user --bind names for this call: by its site (`modeling_llava.py:137`,
-        a path suffix and a line), else by its callee expression (`AutoModel.from_config`).
-        A binding may name several classes (comma-separated): the call may build any."""
-        if not self.binds:
-            return ()
-        text = dotted_text(node.func)
-        by_text = ()
-        for key, quals in self.binds.items():
-            where, colon, line = key.rpartition(":")
-            if colon and line.isdigit():
-                if int(line) == node.lineno and ("/" + scope.mod.display).endswith("/" + where.lstrip("/")):
-                    return tuple(quals.split(","))
-            elif text is not None and (text == key or text.endswith("." + key)) and not by_text:
-                by_text = tuple(quals.split(","))
-        return by_text
+        """The classes a user --bind names for this call (`semantics/bound.py`)."""
+        return bound.classes(self.binds, node, scope.mod.display)
 
     # -- names -----------------------------------------------------------------------------
     def _eval_Name(self, node: ast.Name, scope: Scope, tags: set[str]) -> FrozenSet[Value]:
@@ -281,7 +268,7 @@ class Evaluator(Sequences, Annotations):
 
     def fill(self, values: set[Value], items: list, tags: set[str]) -> set[Value]:
         """Containers with what was put into them (`layers.append(Layer(i))`, `table["k"] = f`):
-        `items` are (Binding, Scope[, strong]) stores applied in order (`stores.py`)."""
+        `items` are (Binding, Scope[, strong]) stores applied in order (`semantics/containers.py`)."""
         return apply_stores(self, values, items, tags)
 
     def dotted(self, name: str) -> FrozenSet[Value]:

@@ -11,25 +11,27 @@ differ). The order of `REGISTRY` is the one order there is:
   its receiver, the others are its `via`, in this order.
 Rules that type receivers inside the evaluator's lookup have no `kinds`: their module holds
 the behaviour (`mro.py`, `init_attribute.py`, `super_call.py`...), and `infer/` calls it where
-the lookup happens. Rules whose code is part of the dispatch or the exploration themselves
-are registered from `core.py`.
+the lookup happens; so do the rules the dispatch and the exploration apply themselves
+(`bound.py` before a call is dispatched, `class_hierarchy.py` in the class and call lookups,
+`oracle.py` for Jedi's answers, `iter_protocol.py` and `external.py` for the edges the
+exploration records).
 """
 from __future__ import annotations
 
-from . import (binding, builtins_model, callbacks, computed_getattr, constructor, container_subclass, containers,
-               contextmanager, core, decorators, direct, init_attribute, init_chain, iterators, module_call, mro,
-               partial, properties, registry, return_type, super_call)
+from . import (binding, bound, builtins_model, callbacks, class_hierarchy, computed_getattr, constructor,
+               container_subclass, containers, contextmanager, decorators, direct, external, init_attribute, init_chain,
+               iter_protocol, iterators, module_call, mro, oracle, partial, properties, registry, return_type, super_call)
 from .rule import Call, Outcome, Rule
 
 REGISTRY: tuple[Rule, ...] = (
-    core.BOUND,
+    bound.RULE,
     registry.RULE,
     module_call.RULE,
     module_call.CALL_METHOD,
     super_call.RULE,
     partial.RULE,
     computed_getattr.RULE,
-    core.CLASS_HIERARCHY,
+    class_hierarchy.RULE,
     container_subclass.RULE,
     iterators.RULE,
     containers.RULE,
@@ -37,7 +39,7 @@ REGISTRY: tuple[Rule, ...] = (
     contextmanager.RULE,
     properties.RULE,
     callbacks.RULE,
-    core.JEDI,
+    oracle.RULE,
     return_type.RULE,
     init_chain.RULE,
     binding.RULE,
@@ -46,8 +48,8 @@ REGISTRY: tuple[Rule, ...] = (
     constructor.RULE,
     decorators.RULE,
     direct.RULE,
-    core.PROTOCOL,
-    core.EXTERNAL,
+    iter_protocol.RULE,
+    external.RULE,
 )
 
 # The rules an edge may name, most specific first (model.RULES lists the same for consumers).

@@ -11,7 +11,8 @@ from __future__ import annotations
 from typing import FrozenSet
 
 from ..index.scopes import FuncInfo
-from ..values import EMPTY, NONE, Ctx, Value, VConst, VExt, VSeq, VUnknown, external_callee, ordered
+from ..values import EMPTY, NONE, Ctx, Value, VConst, VExt, VSeq, VUnknown, ordered
+from .external import callee_name
 from .computed_getattr import StrPattern
 from .rule import CallArgs, Rule
 
@@ -118,8 +119,8 @@ _OPAQUE_EXT = VExt("<external value>")
 
 
 def _external_method(name: str) -> bool:
-    """`ext.Cls().fun`: a method of an external instance keeps its name (`external_callee`)."""
-    return "(" in name and external_callee(name) is not None
+    """`ext.Cls().fun`: a method of an external instance keeps its name (`external.callee_name`)."""
+    return "(" in name and callee_name(name) is not None
 
 
 def _external_instance(name: str) -> bool:

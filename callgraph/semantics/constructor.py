@@ -1,10 +1,12 @@
 """`constructor`: calling a class makes an instance and runs its `__init__` and `__new__`."""
 from __future__ import annotations
 
+import ast
 from typing import FrozenSet
 
 from ..index.scopes import FuncInfo
 from ..values import Value, VClass, VConst, VFunc, VInst, VPartial, VSeq
+from . import external
 from .binding import bind
 from .container_subclass import held_at_construction
 from .rule import Call, CallArgs, Outcome, Rule
@@ -23,6 +25,14 @@ class Constructor(Rule):
         return construct(call.calls, call.value.qual, call.args, call.dispatch, self.name)
 
 
+def raised(node: ast.AST) -> list[ast.Call]:
+    """`raise E` / `raise mod.E` constructs `E`: the synthetic call `E()` placed at `E`; none
+    for `raise E(...)` (a call of its own), a bare `raise` or any other node."""
+    if isinstance(node, ast.Raise) and isinstance(node.exc, (ast.Name, ast.Attribute)):
+        return [ast.copy_location(ast.Call(func=node.exc, args=[], keywords=[]), node.exc)]
+    return []
+
+
 def construct(calls, qual: str, args: CallArgs, d, rule: str, key: str = "") -> FrozenSet[Value]:
     """An instance of in-tree class `qual`, its `__init__` (and `__new__`) targets of `d` with
     `rule` (`constructor`, `bound` for a class named by --bind, `registry` for one a registry
@@ -36,9 +46,7 @@ def construct(calls, qual: str, args: CallArgs, d, rule: str, key: str = "") -> 
         calls.invoke(init[0], inst, args, None, rule, d, returning=False, key=key)
     else:
         inst = VInst(qual, True, held_at_construction(calls.ev, qual, args))  # a dict/list subclass's items
-        ext = cm.external_bases(qual)
-        if ext and "(" not in ext[0] and not ext[0].startswith("<"):
-            d.externals.append(f"{ext[0]}.__init__")  # no __init__ in the tree: the base's runs
+        external.base_init(d, cm.external_bases(qual))  # no __init__ in the tree: the base's runs
     if new is not None:
         ctx = bind(new[0], VClass(qual), args, None)
         calls.add_target(new[0].qual, ctx, "constructor", d)

@@ -8,6 +8,7 @@ function itself, which is what calling the name runs in practice.
 """
 from __future__ import annotations
 
+import ast
 from typing import FrozenSet
 
 from ..index.decorator_names import NON_CALLING, decorator_name
@@ -52,3 +53,20 @@ def decorated(ev: Inference, fn: FuncInfo, value: FrozenSet[Value], scope: Scope
 
 
 RULE = Decorator()
+
+
+def applications(node: ast.AST) -> list[ast.Call]:
+    """The calls a nested def's decorators make when the def runs, innermost first: `@a @b def f`
+    is `b(f)`, then `a(b(f))`, each a synthetic call placed at its decorator; none for a
+    decorator Python applies without a call edge here (`NON_CALLING`), nor for any other node."""
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return []
+    out: list[ast.Call] = []
+    fn_value: ast.expr = ast.Name(id=node.name, ctx=ast.Load())
+    for dec in reversed(node.decorator_list):
+        if decorator_name(dec) in NON_CALLING:
+            continue
+        call = ast.Call(func=dec, args=[fn_value], keywords=[])
+        out.append(ast.copy_location(call, dec))
+        fn_value = call
+    return out

@@ -9,7 +9,7 @@ subclass: each subclass that overrides `__call__` or `forward` is a target too
 from __future__ import annotations
 
 from ..values import VInst
-from . import mro
+from . import class_hierarchy, mro
 from .rule import Call, Outcome, Rule
 
 
@@ -26,7 +26,7 @@ class ModuleCall(Rule):
         calls = call.calls
         cm = call.ev.classes
         out: set = set()
-        classes = [v.qual] + ([] if v.exact else cm.overriders(v.qual, ("__call__", "forward")))
+        classes = class_hierarchy.receivers(cm, v, ("__call__", "forward"))
         for i, qual in enumerate(classes):
             inst = v if i == 0 else VInst(qual)
             dunder = cm.method(qual, "__call__")
@@ -34,11 +34,11 @@ class ModuleCall(Rule):
             if i > 0 and not ((dunder and dunder[1] == qual) or (fwd and fwd[1] == qual)):
                 continue  # a subclass that overrides nothing adds no target
             if dunder is not None:
-                rule = CALL_METHOD.name if i == 0 else "class-hierarchy"
+                rule = CALL_METHOD.name if i == 0 else class_hierarchy.RULE.name
                 out |= calls.invoke(dunder[0], inst, args, None, rule, d)
             elif fwd is not None and (cm.is_module(qual) or cm.external_bases(qual) or cm.unknown_bases(qual)):
                 mro.inherited(fwd[1], qual, tags)
-                rule = self.name if i == 0 else "class-hierarchy"
+                rule = self.name if i == 0 else class_hierarchy.RULE.name
                 out |= calls.invoke(fwd[0], inst, args, None, rule, d)
             elif i == 0:
                 unk = cm.unknown_bases(qual)

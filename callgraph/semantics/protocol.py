@@ -1,8 +1,8 @@
 """What the rules and the inference's helpers may ask of the evaluator (mypy's
 `SemanticAnalyzerCoreInterface`, jedi's inference state handed to its plugins).
 
-The evaluator (`infer/evaluator.py`) implements `Inference`; `infer/calls.py`, `classes.py`,
-`stores.py` and every rule under `semantics/` are written against this protocol and the
+The evaluator (`infer/evaluator.py`) implements `Inference`; `infer/calls.py`, `classes.py`
+and every rule under `semantics/` are written against this protocol and the
 `Scope` record, never against the Evaluator class, so none of them imports it back: the
 import graph stays one way (docs/architecture.md).
 """
