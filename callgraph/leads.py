@@ -20,6 +20,8 @@ may be less sharp for it, never wrong.
 from __future__ import annotations
 
 import ast
+import bisect
+import itertools
 import re
 
 
@@ -31,6 +33,9 @@ _CLASS_LINE = re.compile(r"[ \t]*class[ \t]+(\w+)")
 _SELF_STORE = re.compile(r"[ \t]*((?:[\w.]+[ \t]*,[ \t]*)*self\.\w+(?:[ \t]*,[ \t]*[\w.]+)*)[ \t]*(?::[^=\n]*)?=(?!=)")
 # Continuation lines read for one statement (a call's arguments, a lambda in them).
 MAX_STATEMENT_LINES = 40
+# Up to this many names, a file is first tested for each name as a substring (faster than one
+# regex over few names); above it, one regex over all of them.
+FEW_NAMES = 12
 
 
 class Leads:
@@ -70,32 +75,43 @@ class Leads:
         a helper counts: `self.layers = make_layers(n, lambda i: Layer(i))`), and return the
         classes that hold them. Read off the text, line by line: no file is parsed."""
         # made here: `Name(` (not `isinstance(x, Name)`, not an annotation)
-        pattern = re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, names))) + r")\s*\(")
+        alternatives = "|".join(sorted(map(re.escape, names)))
+        pattern = re.compile(r"\b(?:" + alternatives + r")\s*\(")
+        # A file none of whose text matches `made` (`pattern` less its leading `\b`, which
+        # defeats the regex engine's scan for the names' first letters, and with the names as
+        # a trie, so that a position is tried once, not once per name) has no statement that
+        # matches `pattern`. Over transformers' 2,860 files and a family of 160 names that
+        # search is well under a second, where a substring test per name and file was 8 s; for
+        # a few names the substring tests are the faster filter.
+        made = re.compile(_trie(sorted(names)) + r"\s*\(")
+        few = len(names) <= FEW_NAMES
         owners: set[str] = set()
         for path, text in texts:
-            if not any(name in text for name in names):  # a substring test first: much faster
+            if few and not any(name in text for name in names):
                 continue
-            classes: list[tuple[int, str]] = []  # enclosing classes: (indent, name)
+            first = made.search(text)
+            if first is None:
+                continue
+            # The lines where a match of `made` starts (a name is on one line); `pattern`
+            # matches a statement only there (a statement is a stretch of the text).
+            ends = list(itertools.accumulate(map(len, text.splitlines(True))))
+            hits = {bisect.bisect_right(ends, m.start()) for m in made.finditer(text, first.start())}
             lines = text.splitlines()
-            for i, line in enumerate(lines):
-                stripped = line.lstrip()
-                if not stripped or stripped.startswith("#"):
-                    continue
-                indent = len(line) - len(stripped)
-                while classes and classes[-1][0] >= indent:
-                    classes.pop()
-                m = _CLASS_LINE.match(line)
-                if m:
-                    classes.append((indent, m.group(1)))
-                    continue
+            # A statement runs over at most MAX_STATEMENT_LINES lines after its first: only the
+            # stores that start that close above a line making the family can match, so only
+            # they are read (the walk over every line of such files was 4 s a query).
+            starts = sorted({i for k in hits for i in range(max(0, k - MAX_STATEMENT_LINES), k + 1)})
+            for i in starts:
+                line = lines[i]
                 m = _SELF_STORE.match(line)
-                if not m or not classes:
+                if not m or _CLASS_LINE.match(line):
                     continue
-                if not pattern.search(_statement(lines, i, m.end())):
+                owner = _enclosing_class(lines, i)
+                if owner is None or not pattern.search(_statement(lines, i, m.end())):
                     continue
                 for attr in re.findall(r"self\.(\w+)", m.group(1)):
                     self.holders[attr] = min(self.holders.get(attr, level), level)
-                owners.add(classes[-1][1])
+                owners.add(owner)
                 self.files[str(path)] = min(self.files.get(str(path), level), level)
         return owners
 
@@ -107,6 +123,52 @@ class Leads:
         path = str(getattr(getattr(fn, "module", None), "path", ""))
         file_level = self.files.get(path, MAX_OWNER_LEVELS)
         return (0, level, file_level) if level is not None else (1, 0, file_level)
+
+
+def _trie(words: list[str]) -> str:
+    """A regex matching exactly `words` (escaped), their common prefixes factored out:
+    `Llama(?:Attention|Model)`, not `LlamaAttention|LlamaModel`."""
+    tree: dict = {}
+    for w in words:
+        node = tree
+        for ch in w:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def emit(node: dict) -> str:
+        ends = "" in node
+        branches = [re.escape(ch) + emit(sub) for ch, sub in sorted(node.items()) if ch]
+        if not branches:
+            return ""
+        body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+        return f"(?:{body})?" if ends else body
+
+    return "(?:" + emit(tree) + ")"
+
+
+def _enclosing_class(lines: list[str], i: int) -> str | None:
+    """The innermost class whose body line i is in, by indentation: the nearest class header
+    above it indented less than every code line from there down to line i (comments and blank
+    lines do not count), or None when a line at the left margin comes first."""
+    low = _indent(lines[i])
+    for j in range(i - 1, -1, -1):
+        line = lines[j]
+        stripped = line.lstrip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        indent = len(line) - len(stripped)
+        if indent < low:
+            m = _CLASS_LINE.match(line)
+            if m:
+                return m.group(1)
+            low = indent
+            if low == 0:
+                return None
+    return None
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
 
 
 def _closure(names: set[str], subclasses: dict[str, set[str]]) -> set[str]:

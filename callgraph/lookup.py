@@ -101,7 +101,7 @@ def _by_search(project: Project, name: str, classes) -> list[Resolved]:
     for start in range(len(parts)):
         head = parts[start]
         pattern = re.compile(rf"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+{re.escape(head)}\b", re.M)
-        for path in _files_matching(project, pattern):
+        for path in _files_matching(project, pattern, head):
             project.module_of_path(path)
         suffix = "." + name
         for qual in list(project.classes) + list(project.functions):
@@ -117,10 +117,14 @@ def _by_search(project: Project, name: str, classes) -> list[Resolved]:
     return out
 
 
-def _files_matching(project: Project, pattern: re.Pattern) -> list[Path]:
+def _files_matching(project: Project, pattern: re.Pattern, word: str) -> list[Path]:
+    """The files where `pattern` (a defining line of `word`) matches. The substring test comes
+    first: a multi-line regex is tried at every position of a text (3.9 s over transformers'
+    2,860 files for two names), `word in text` is a C scan (0.05 s), and a file without the
+    word cannot match."""
     out = []
     for path, text in project.texts():
-        if pattern.search(text):
+        if word in text and pattern.search(text):
             out.append(path)
     return out
 

@@ -65,3 +65,38 @@ def test_rows_without_a_node_and_targets_without_a_class_are_not_ranked() -> Non
     assert leads.key(None, None) == (1, 0, 2)
     fn = _fn("def g(self):\n    self.language_model(x)\n")
     assert Leads([(Path("m.py"), MODELS)], HEADERS, None).key(_call(fn), fn) == (1, 0, 2)
+
+
+WINDOWS = '''
+class Outer(Module):
+    class Inner(Module):
+        def __init__(self):
+            self.inner = Sub(
+                1)
+
+    def __init__(self):
+        # a comment at the margin of nothing
+''' + "".join(f"        self.pad{i} = {i}\n" for i in range(60)) + '''
+        self.split = (Sub
+                      (2))
+        self.unsplit = Sub
+        (3)
+        self.late = build(
+''' + "".join(f"            {i},\n" for i in range(30)) + '''            Target(0))
+        self.isinstance_only = isinstance(x, Target)
+
+
+def free():
+    self.nowhere = Target()
+'''
+
+
+def test_only_stores_above_a_line_making_the_family_are_read_and_their_class_is_found() -> None:
+    """The reading starts from the lines that make a family class (`Sub(`, `Sub\\n(`) and walks
+    up to the store and its class: nested classes, a call split over lines (and a name whose
+    statement ends before the call), a statement of thirty continuation lines, and a store
+    outside any class (not a holder)."""
+    headers = {"Target": {("Sub", Path("w.py"))}, "Module": {("Outer", Path("w.py")), ("Inner", Path("w.py"))}}
+    leads = Leads([(Path("w.py"), WINDOWS)], headers, "Target")
+    assert leads.holders == {"inner": 0, "split": 0, "late": 0}
+    assert leads.files == {"w.py": 0}

@@ -19,6 +19,7 @@ from .sources import Sources
 
 
 MODULE_CODE = "<module>"
+_DEF_NAME = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
 
 
 class Project:
@@ -39,7 +40,8 @@ class Project:
         self.sources = Sources(roots, self._warn_once, self._skipped_file, max_file_mb)  # the one reader
         self._class_headers: dict[str, set[tuple[str, Path]]] | None = None
         self._loaded_all = False  # every scope file parsed (load_all)
-        self._def_names: dict[Path, set[str]] = {}
+        self._def_names: dict[Path, set[str]] | None = {}  # None: read off the texts (_defs_in)
+        self._def_names_read: dict[Path, set[str]] = {}
         self._classes_by_module: dict[int, list[ClassInfo]] = {}
 
     # -- files ---------------------------------------------------------------------------
@@ -67,7 +69,7 @@ class Project:
         todo = [base_name]
         while todo:
             for sub, path in self._class_headers.get(todo.pop(), ()):
-                if not self._def_names.get(path, set()).isdisjoint(methods):
+                if not self._defs_in(path).isdisjoint(methods):
                     files.add(path)
                 if sub not in seen:
                     seen.add(sub)
@@ -92,8 +94,18 @@ class Project:
                 for name in re.findall(r"(\w+)\s*(?:\[[^\]]*\])?\s*(?:,|$)", m.group(2).strip()):
                     headers.setdefault(name, set()).add((m.group(1), path))
         self._class_headers = headers
-        def_pattern = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
-        self._def_names = {path: set(def_pattern.findall(text)) for path, text in self.texts()}
+        self._def_names = None  # read per file when subclass_candidates asks (_defs_in)
+
+    def _defs_in(self, path: Path) -> set[str]:
+        """The def names of one file: off its parsed functions (load_all), else off its text,
+        read for the few files subclass_candidates walks (a regex over every text of
+        transformers took 1 s of each query's fixed cost)."""
+        if self._def_names is not None:
+            return self._def_names.get(path, set())
+        if path not in self._def_names_read:
+            text = self.sources.text(path) or ""
+            self._def_names_read[path] = set(_DEF_NAME.findall(text)) if "def" in text else set()
+        return self._def_names_read[path]
 
     def _headers_from_trees(self) -> None:
         """The same tables from the parsed scope (load_all() has parsed every file): no second
@@ -107,6 +119,7 @@ class Project:
                 if name is not None:
                     headers.setdefault(name, set()).add((info.name, info.module.path))
         self._class_headers = headers
+        self._def_names = {}
         for fn in self.functions.values():
             self._def_names.setdefault(fn.module.path, set()).add(fn.name)
 
