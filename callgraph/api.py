@@ -176,9 +176,17 @@ class Analysis:
             self._relevance[target_name] = Relevance(self._names, target_name)
         return self._relevance[target_name]
 
-    def _leads_for(self, target_class: str | None) -> Leads:
+    def _leads_for(self, target_class: str | None, deadline: float | None = None) -> Leads | None:
+        """The order of the blockers, or None when `deadline` (--max-seconds) ran out first (a
+        cut reading is not kept: the next query reads it whole)."""
         if target_class not in self._leads:
-            self._leads[target_class] = Leads(self.project.texts(), self.project.class_headers(), target_class)
+            headers = self.project.class_headers(deadline)
+            if headers is None:
+                return None
+            leads = Leads(self.project.texts(), headers, target_class, deadline)
+            if leads.cut:
+                return None
+            self._leads[target_class] = leads
         return self._leads[target_class]
 
     def _oracle_once(self):
@@ -190,9 +198,12 @@ class Analysis:
         return self._oracle or None
 
     @collector_paused
-    def reach(self, entry: str, target: str, all_paths: bool = False, max_seconds: float | None = None) -> Proof:
+    def reach(self, entry: str, target: str, all_paths: bool = False, max_seconds: float | None = None,
+              started: float | None = None) -> Proof:
+        """`started` (time.perf_counter()) is when the caller began counting `max_seconds`
+        (the command line: before the tree was listed); by default now."""
         t0 = time.perf_counter()  # --max-seconds bounds all of it: names, exploration, summaries
-        deadline = t0 + max_seconds if max_seconds else None
+        deadline = (started if started is not None else t0) + max_seconds if max_seconds else None
         key = key_of(__version__, "reach", entry, target, all_paths, sorted(self.ev.binds.items()),
                      self._config_key(), self.roots, self._scope_digest())
         hit = self._cached("reach", key)

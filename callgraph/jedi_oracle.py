@@ -9,6 +9,9 @@ answer leaves the site unresolved, never "no callee".
 from __future__ import annotations
 
 import ast
+import contextlib
+import signal
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,20 +44,29 @@ class JediOracle:
         self.queries = 0
         self._scripts: dict[Path, object] = {}
         self._answers: dict = {}
+        self.broken = False  # interrupted by a deadline: asked no more
 
     def exhausted(self) -> bool:
-        return self.spent >= self.budget_s or self.queries >= self.max_queries
+        return self.broken or self.spent >= self.budget_s or self.queries >= self.max_queries
 
-    def callees(self, path: Path, node: ast.Call) -> list[Answer]:
+    def callees(self, path: Path, node: ast.Call, deadline: float | None = None) -> list[Answer]:
+        """What Jedi says the callee is; nothing when it fails or when `deadline`
+        (time.perf_counter(), a --max-seconds budget) comes first: one inference on a file's
+        first touch can take seconds, so the deadline interrupts Jedi itself (where a timer
+        signal can: the main thread), and an interrupted Jedi is not asked again."""
         key = (path, node.lineno, node.col_offset)
         if key in self._answers:
             return self._answers[key]
-        if self.exhausted():
+        if self.exhausted() or (deadline is not None and time.perf_counter() >= deadline):
             return []
         t0 = time.perf_counter()
         self.queries += 1
         try:
-            names = self._infer(path, node)
+            names = self._infer(path, node, deadline)
+        except _Interrupted:
+            self.broken = True  # its caches may be half-built: this oracle is done
+            self.spent += time.perf_counter() - t0
+            return []
         except Exception:  # noqa: BLE001 - Jedi failing on odd code must not fail the query
             names = []
         out = []
@@ -66,17 +78,21 @@ class JediOracle:
         self._answers[key] = out
         return out
 
-    def _infer(self, path: Path, node: ast.Call):
+    def _infer(self, path: Path, node: ast.Call, deadline: float | None = None):
         script = self._scripts.get(path)
+        text = None
         if script is None:
             text = self.p.sources.text(path)
             if text is None:  # unreadable since it was parsed: nothing to ask Jedi about
                 return []
-            script = self._jedi.Script(text, path=str(path), project=self.jproject)
-            self._scripts[path] = script
         f = node.func
         line, col = f.end_lineno, max(f.end_col_offset - 1, 0)
-        return script.infer(line, col)
+        with _until(deadline):  # only Jedi's own work runs under the timer, none of ours
+            if script is None:
+                script = self._jedi.Script(text, path=str(path), project=self.jproject)
+            names = script.infer(line, col)
+        self._scripts[path] = script
+        return names
 
     def _map(self, name) -> Answer | None:
         full = name.full_name
@@ -100,6 +116,35 @@ class JediOracle:
             # the tree's own included. That settles nothing.
             return Answer("open", full)
         return None
+
+
+class _Interrupted(BaseException):
+    """The deadline's timer went off inside Jedi (a BaseException: Jedi's own `except
+    Exception` must not swallow it)."""
+
+
+@contextlib.contextmanager
+def _until(deadline: float | None):
+    """Run the block with a timer that raises _Interrupted at `deadline`, where one can be set
+    (the main thread of a platform with setitimer); else unbounded, as before."""
+    if (deadline is None or not hasattr(signal, "setitimer")
+            or threading.current_thread() is not threading.main_thread()):
+        yield
+        return
+
+    def ring(signum, frame):
+        raise _Interrupted()
+
+    left = deadline - time.perf_counter()
+    if left <= 0:
+        raise _Interrupted()
+    previous = signal.signal(signal.SIGALRM, ring)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, left)
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def _under(path, project: Project) -> bool:

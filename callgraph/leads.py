@@ -23,6 +23,7 @@ import ast
 import bisect
 import itertools
 import re
+import time
 
 
 # Owners followed upwards from the target's family: holder of the family, holder of that, ...
@@ -41,11 +42,14 @@ FEW_NAMES = 12
 class Leads:
     """Holders and owner files of one target's class family, read from the tree's texts."""
 
-    def __init__(self, texts: list, headers: dict, target_class: str | None):
+    def __init__(self, texts: list, headers: dict, target_class: str | None, deadline: float | None = None):
         """`texts`: (path, source) of the scope; `headers`: base name -> {(subclass, path)}
-        (index.project.Project.class_headers)."""
+        (index.project.Project.class_headers). Past `deadline` (time.perf_counter(), a
+        --max-seconds budget) the reading stops and `cut` is set: the tables are partial."""
         self.holders: dict[str, int] = {}   # attribute name -> owner level (0: holds the family)
         self.files: dict[str, int] = {}     # file path -> level (0: defines or makes the family)
+        self.deadline = deadline
+        self.cut = False
         if target_class:
             self._read(texts, headers, target_class)
 
@@ -64,6 +68,8 @@ class Leads:
         seen = set(names)
         for level in range(MAX_OWNER_LEVELS):
             owners = self._holders_of(texts, names, level)
+            if self.cut:
+                return
             names = _closure(owners, subclasses) - seen
             seen |= names
             if not names:
@@ -87,6 +93,9 @@ class Leads:
         few = len(names) <= FEW_NAMES
         owners: set[str] = set()
         for path, text in texts:
+            if self.deadline is not None and time.perf_counter() > self.deadline:
+                self.cut = True
+                return owners
             if few and not any(name in text for name in names):
                 continue
             first = made.search(text)

@@ -34,7 +34,8 @@ class ReachInputs:
     relevance_for: object  # callable(target_name, deadline=None) -> Relevance
     roots: tuple[str, ...]
     oracle: object = None  # callable() -> JediOracle | None, asked about blockers only
-    leads_for: object = None  # callable(target class) -> leads.Leads: the order blockers are listed in
+    leads_for: object = None  # callable(target class, deadline) -> leads.Leads | None (cut): the order
+    #                           blockers are listed in
 
 
 def start_context(project, entry: Resolved) -> Ctx:
@@ -134,9 +135,13 @@ def _blockers(inp: ReachInputs, ex: Exploration, target: Resolved, cut: _Cut | N
     """The blockers a person reads: those a target instance could be behind first (leads.py),
     then in the name bound's order. (Jedi is asked in the name bound's order: _ask_oracle.)"""
     rows = _blocking_rows(inp, ex, target, cut)
-    if rows and inp.leads_for is not None:
-        leads = inp.leads_for(target_class(target))
-        rows = sorted(rows, key=lambda r: leads.key(r.node, r.fn))  # stable: ties keep their order
+    if len(rows) > 1 and inp.leads_for is not None:
+        deadline = cut.deadline if cut is not None else None
+        leads = None if cut is not None and cut.over() else inp.leads_for(target_class(target), deadline)
+        if leads is None:  # only the order is lost: which sites are listed is the name bound's
+            cut.add("ordering the blockers by what holds the target (leads.py): in the name bound's order")
+        else:
+            rows = sorted(rows, key=lambda r: leads.key(r.node, r.fn))  # stable: ties keep their order
     return [row.unresolved for row in rows]
 
 
@@ -168,7 +173,7 @@ def _ask_oracle(inp: ReachInputs, ex: Exploration, target: Resolved, is_target, 
             if oracle.exhausted() or over():
                 break
             asked.add(u.site)
-            answers = oracle.callees(fn.module.path, node)
+            answers = oracle.callees(fn.module.path, node, deadline)
             if not answers:
                 continue  # Jedi's silence is not an answer: the site stays unresolved
             if oracle_rule.settles(answers):

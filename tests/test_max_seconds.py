@@ -96,3 +96,74 @@ def test_the_budget_cuts_inside_a_function(tmp_path, monkeypatch, capsys):
     assert _reach(tmp_path, "--max-seconds", "0.3") == 2
     assert "cut: exploration after 1 function(s)" in capsys.readouterr().out
     assert len(dispatched) < 20
+
+
+MANY = 300
+
+
+@pytest.fixture
+def many_holders(tmp_path):
+    """A tree of MANY files, each holding an instance of the target's class, so that ordering an
+    unknown's blockers (leads.py) reads every one of them; the entry leaves two sites unresolved
+    that may lead to the target (`x.forward()`, `y.forward()`)."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "main.py").write_text("class Target:\n    def forward(self):\n        pass\n\n\n"
+                                 "def entry(x, y):\n    x.forward()\n    y.forward()\n")
+    for i in range(MANY):
+        (pkg / f"h{i}.py").write_text(f"from pkg.main import Target\n\n\nclass Holder{i}:\n"
+                                      f"    def __init__(self):\n        self.m{i} = Target()\n")
+    return tmp_path
+
+
+def test_the_budget_bounds_the_phases_after_the_index_too(many_holders, monkeypatch, capsys):
+    """Before, the phases after the exploration ran unbounded once the name summaries had used up
+    the budget: ordering the blockers read all MANY files (here 0.01 s a statement, 3 s in all,
+    past a 0.5 s budget). Now each checks the deadline, and the cut is named."""
+    from callgraph import leads
+
+    read = []
+    real = leads._statement
+
+    def slow(lines, i, start):
+        time.sleep(0.01)
+        read.append(i)
+        return real(lines, i, start)
+
+    monkeypatch.setattr(leads, "_statement", slow)
+    argv = ["reach", "pkg.main.entry", "pkg.main.Target", "--root", str(many_holders), "--no-cache"]
+    assert main(argv + ["--max-seconds", "0.5"]) == 2
+    out = capsys.readouterr().out
+    assert "search stopped after 0.5 s (--max-seconds)" in out
+    assert "ordering the blockers" in out, out
+    assert len(read) < MANY // 2, len(read)
+    read.clear()
+    assert main(argv) == 2  # without a budget the same query reads them all, and lists both sites
+    out = capsys.readouterr().out
+    assert "x.forward" in out and "y.forward" in out and len(read) == MANY
+
+
+def test_the_budget_interrupts_jedi(tmp_path, monkeypatch, capsys):
+    """One inference of Jedi's can take seconds on a file's first touch; the deadline interrupts
+    it (a 30 s one here), and the site it was asked about stays unresolved."""
+    import jedi
+
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "main.py").write_text("class Target:\n    def forward(self):\n        pass\n\n\n"
+                                 "def entry(x):\n    x.forward()\n")
+
+    def stuck(self, line, column):
+        time.sleep(30)
+        return []
+
+    monkeypatch.setattr(jedi.Script, "infer", stuck)
+    t0 = time.perf_counter()
+    assert main(["reach", "pkg.main.entry", "pkg.main.Target", "--root", str(tmp_path), "--no-cache",
+                 "--max-seconds", "1"]) == 2
+    assert time.perf_counter() - t0 < 15
+    out = capsys.readouterr().out
+    assert "cut: asking Jedi about the unresolved sites" in out, out
+    assert "x.forward" in out

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import click
@@ -25,6 +26,7 @@ def reach(names, roots, package, binds, model_config, cache_dir, no_cache, as_js
     With --model-config, ENTRY may be left out: the class of the config's architecture."""
     if len(names) not in (1, 2):
         raise click.UsageError("expected ENTRY TARGET (ENTRY may be left out with --model-config)")
+    started = time.perf_counter()  # --max-seconds counts from here: listing the tree too
     entry, target = names if len(names) == 2 else (None, names[0])
     if dot_out:
         from ..render import output_format  # pydot and Graphviz only when a picture is asked for
@@ -35,7 +37,7 @@ def reach(names, roots, package, binds, model_config, cache_dir, no_cache, as_js
         if analysis.model_config is None:
             raise click.UsageError("expected ENTRY TARGET (ENTRY may be left out with --model-config)")
         entry = analysis.entry_of_config()
-    proof = analysis.reach(entry, target, all_paths=all_paths, max_seconds=max_seconds)
+    proof = analysis.reach(entry, target, all_paths=all_paths, max_seconds=max_seconds, started=started)
     if dot_out:
         from ..render import render_proof_file
 

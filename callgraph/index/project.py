@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import re
+import time
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -76,25 +77,29 @@ class Project:
                     todo.append(sub)
         return sorted(files)
 
-    def class_headers(self) -> dict[str, set[tuple[str, Path]]]:
+    def class_headers(self, deadline: float | None = None) -> dict[str, set[tuple[str, Path]]] | None:
         """Base name -> (subclass name, file) of every class header in scope (the table
-        subclass_candidates walks)."""
+        subclass_candidates walks); None when `deadline` (time.perf_counter()) passed before
+        the texts were all read (nothing is kept then)."""
         if self._class_headers is None:
             if self._loaded_all:
                 self._headers_from_trees()
-            else:
-                self._headers_from_texts()
+            elif not self._headers_from_texts(deadline):
+                return None
         return self._class_headers
 
-    def _headers_from_texts(self) -> None:
+    def _headers_from_texts(self, deadline: float | None = None) -> bool:
         headers: dict[str, set[tuple[str, Path]]] = {}
         pattern = re.compile(r"^[ \t]*class[ \t]+(\w+)[ \t]*\(([^)]*)\)", re.M)
         for path, text in self.texts():
+            if deadline is not None and time.perf_counter() > deadline:
+                return False
             for m in pattern.finditer(text):
                 for name in re.findall(r"(\w+)\s*(?:\[[^\]]*\])?\s*(?:,|$)", m.group(2).strip()):
                     headers.setdefault(name, set()).add((m.group(1), path))
         self._class_headers = headers
         self._def_names = None  # read per file when subclass_candidates asks (_defs_in)
+        return True
 
     def _defs_in(self, path: Path) -> set[str]:
         """The def names of one file: off its parsed functions (load_all), else off its text,
