@@ -162,7 +162,7 @@ def run_mixed(model, args, mode, samples, out_root: Path):
     """The command's loop on mixed-length samples: the plan's token-budget batches (`--max-tokens`
     = batch x seqlen), padded on the CPU per batch, moved, run, captured; real tokens counted."""
     from callgraph.hooks import packing
-    from callgraph.hooks.data import DataSummary, pad, plan
+    from callgraph.hooks.data import DataSummary, plan
     summary = DataSummary(lengths={i: len(ids) for i, ids in samples})
     parts = mode.split("-")       # mixed[-fixed|-packed]-plain | mixed[-fixed|-packed]-ours-FORMAT
     # "fixed": --batch-size batches in line order, right-padded (what the command did before
@@ -181,21 +181,9 @@ def run_mixed(model, args, mode, samples, out_root: Path):
         packing.use(model, packing.NAME)
 
     def call(ids):
-        rows = [(i, by_id[i], [1] * len(by_id[i])) for i in ids]
-        if packed:
-            r = packing.pack(rows)
-            args_ = (ids, r.input_ids[0], r.loss_mask[0], r.lengths)
-            run = lambda: model(input_ids=r.input_ids.to(args.device, non_blocking=True),  # noqa: E731
-                                position_ids=r.position_ids.to(args.device, non_blocking=True), **kw)
-            seg = lambda: packing.segments(r.lengths, args.device)  # noqa: E731
-        else:
-            b = pad(rows)
-            args_ = (b.ids, b.input_ids, b.loss_mask, b.lengths)
-            run = lambda: model(input_ids=b.input_ids.to(args.device, non_blocking=True),  # noqa: E731
-                                attention_mask=b.attention_mask.to(args.device, non_blocking=True), **kw)
-            seg = contextlib.nullcontext
-        with (cap.batch(*args_) if cap is not None else contextlib.nullcontext()), seg():
-            run()
+        batch = packing.prepare([(i, by_id[i], [1] * len(by_id[i])) for i in ids], packed, args.device)
+        with (cap.batch(*batch.capture) if cap is not None else contextlib.nullcontext()), batch.running():
+            model(**batch.inputs, **kw)
 
     try:
         with torch.inference_mode():

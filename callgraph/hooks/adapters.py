@@ -98,6 +98,22 @@ def refusal(module: torch.nn.Module) -> str | None:
     return REFUSED.get(f"{cls.__module__}.{cls.__qualname__}")
 
 
+def reader(hidden: int, norm_path: str, names: str | dict[str, str] = "auto") -> Callable[[str, Any], Any]:
+    """`read(path, output) -> tensor`: a hooked module's output read as the capture reads it:
+    the final norm (`norm_path`) through NORM_ADAPTERS, a layer through ADAPTERS, by the adapter
+    `names` gives (one name for every layer, the norm then "auto"; or a name per path, as a
+    manifest's `adapters` records them), as `Capture._adapt` chooses. The dump check and the
+    --pack self-test read outputs through it, so they compare the rows the capture wrote."""
+    def read(path: str, output: Any) -> Any:
+        if isinstance(names, str):
+            name = "auto" if path == norm_path else names
+        else:
+            name = names.get(path, "auto")
+        registry = NORM_ADAPTERS if path == norm_path else ADAPTERS
+        return choose(output, hidden, path, name, registry).extract(output)
+    return read
+
+
 def choose(out: Any, hidden: int, path: str, name: str = "auto",
            registry: tuple[Adapter, ...] = ADAPTERS) -> Adapter:
     """The adapter for this output: the named one (checked) or the first in the registry that fits."""

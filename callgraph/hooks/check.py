@@ -88,17 +88,17 @@ def check_dump(model: torch.nn.Module, out_dir: Path, count: int, seed: int = 0,
     device = next((p.device for p in model.parameters()), torch.device("cpu"))
     seen: dict[str, torch.Tensor] = {}
 
-    def keep(path: str, registry):
+    read = adapters.reader(hidden, manifest["norm_path"], chosen)
+
+    def keep(path: str):
         def hook(module, args, output):
-            adapter = adapters.choose(output, hidden, path, chosen.get(path, "auto"), registry)
-            seen[path] = adapter.extract(output).detach().to("cpu", torch.float32).clone()
+            seen[path] = read(path, output).detach().to("cpu", torch.float32).clone()
         return hook
 
     handles = []
     try:
         for path in paths:
-            registry = adapters.NORM_ADAPTERS if path == manifest["norm_path"] else adapters.ADAPTERS
-            handles.append(model.get_submodule(path).register_forward_hook(keep(path, registry)))
+            handles.append(model.get_submodule(path).register_forward_hook(keep(path)))
         with torch.no_grad():
             for sid in pick:
                 _check_one(model, fmt.read(sid), sid, paths, seen, device, expected,

@@ -106,8 +106,8 @@ def dump(ctx, model_dir, random_init, seed, data, layers, convention, fmt, out_d
     torch, tqdm = _needs_extra()
 
     from .capture import Capture
-    from . import parallel
-    from .data import pad, plan, rows, scan
+    from . import packing, parallel
+    from .data import plan, rows, scan
     from .formats import get_format
     from .manifest import RESULT_KEYS, close_manifest, merge_results
     from .fingerprint import check_resume, record_digests, weights_fingerprint
@@ -158,7 +158,6 @@ def dump(ctx, model_dir, random_init, seed, data, layers, convention, fmt, out_d
     extra = _forward_kwargs(model)
     own_attention = None
     if pack:
-        from . import packing
         packing.register()
         own_attention = packing.attention_of(model)
         packing.use(model, packing.NAME)
@@ -208,18 +207,9 @@ def dump(ctx, model_dir, random_init, seed, data, layers, convention, fmt, out_d
                 write = keep if len(keep) < len(ids) else None
                 if not ranks.writes:   # its group's first rank writes the replicated states
                     write = []
-                if pack:
-                    r = packing.pack(rows(data, summary, ids, tokenize, max_len))
-                    with cap.batch(ids, r.input_ids[0], r.loss_mask[0], r.lengths, write=write), \
-                            packing.segments(r.lengths, device):
-                        model(input_ids=r.input_ids.to(device, non_blocking=True),
-                              position_ids=r.position_ids.to(device, non_blocking=True), **extra)
-                else:
-                    b = pad(rows(data, summary, ids, tokenize, max_len))
-                    with cap.batch(b.ids, b.input_ids, b.loss_mask, b.lengths, write=write):
-                        model(input_ids=b.input_ids.to(device, non_blocking=True),
-                              attention_mask=b.attention_mask.to(device, non_blocking=True),
-                              **extra)
+                batch = packing.prepare(rows(data, summary, ids, tokenize, max_len), pack, device)
+                with cap.batch(*batch.capture, write=write), batch.running():
+                    model(**batch.inputs, **extra)
                 state["written"] += len(keep)
                 bar.update(sum(summary.lengths[i] for i in keep))
                 bar.set_postfix_str(f"{state['written']}/{len(todo)} samples, "
@@ -275,7 +265,7 @@ def _pack_self_test(model, cap, data, summary, tokenize, max_len, extra, own_att
     """Run the shortest samples (up to 4, within the budget) packed and each alone with the
     model's own attention, and compare the captured layers' rows: a model whose results packing
     would change is refused before anything is written."""
-    from . import packing
+    from . import adapters, packing
     from .check import TOLERANCE
     from .load import DTYPES
     from .data import rows
@@ -287,7 +277,8 @@ def _pack_self_test(model, cap, data, summary, tokenize, max_len, extra, own_att
     paths = [t.layer_path(i) for i in cap.selection.output_ids] + [t.norm_path]
     tolerance = TOLERANCE[str(DTYPES[dtype]).removeprefix("torch.")]   # as the manifest names it
     worst = packing.self_test(model, rows(data, summary, shortest, tokenize, max_len), paths,
-                              own_attention, extra, tolerance)
+                              own_attention, extra, tolerance,
+                              adapters.reader(t.hidden_size, t.norm_path, cap.adapter_name))
     return {"packed": True, "max_tokens": max_tokens, "model_attention": own_attention,
             "self_test": f"{len(shortest)} samples packed vs alone ({own_attention}): worst row "
                          f"error {worst:.2e}, tolerance {tolerance:g}"}

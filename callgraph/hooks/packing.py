@@ -25,12 +25,13 @@ import functools
 import inspect
 import sys
 from dataclasses import dataclass
-from typing import Iterator, Sequence
+from typing import Callable, Iterator, Sequence
 
 import torch
 import torch.nn.functional as F
 
 from ..errors import CallgraphError
+from .data import pad
 
 NAME = "callgraph_packed"
 
@@ -181,11 +182,41 @@ def segments(lengths: Sequence[int], device) -> Iterator[_Segments]:
                 "(the packed attention was never called)")
 
 
+@dataclass
+class Prepared:
+    """One batch of the plan, ready to run: what `Capture.batch` is given (ids, input_ids,
+    loss_mask, lengths), the model's inputs on the device, and the block the forward runs in."""
+    capture: tuple
+    inputs: dict
+    packed: bool
+    device: object
+
+    def running(self):
+        """The block the model's forward runs in: a packed row's segments, else nothing."""
+        return segments(self.capture[3], self.device) if self.packed else contextlib.nullcontext()
+
+
+def prepare(rows: Sequence[tuple[int, list[int], list[int]]], packed: bool, device) -> Prepared:
+    """(id, input_ids, loss_mask) rows as one forward: packed end to end in one row (position
+    ids restarting per sample), or right-padded with an attention mask. The one construction
+    the command's loop and benchmarks/bench_dump.py both run."""
+    if packed:
+        r = pack(rows)
+        return Prepared(([i for i, _, _ in rows], r.input_ids[0], r.loss_mask[0], r.lengths),
+                        {"input_ids": r.input_ids.to(device, non_blocking=True),
+                         "position_ids": r.position_ids.to(device, non_blocking=True)}, True, device)
+    b = pad(rows)
+    return Prepared((b.ids, b.input_ids, b.loss_mask, b.lengths),
+                    {"input_ids": b.input_ids.to(device, non_blocking=True),
+                     "attention_mask": b.attention_mask.to(device, non_blocking=True)}, False, device)
+
+
 def self_test(model, rows, paths: Sequence[str], original: str, forward_kwargs: dict,
-              tolerance: float) -> float:
+              tolerance: float, extract: Callable[[str, object], torch.Tensor]) -> float:
     """Run `rows` packed and each alone with the model's own attention `original`; compare the
-    outputs of the modules at `paths` row by row. Returns the worst row error; raises
-    PackingUnsupported above `tolerance`."""
+    outputs of the modules at `paths` row by row, each read by `extract(path, output)` (the
+    dump's own adapters, as the capture and the dump check read them). Returns the worst row
+    error; raises PackingUnsupported above `tolerance`."""
     from .check import _relative
 
     device = next((p.device for p in model.parameters()), torch.device("cpu"))
@@ -193,7 +224,7 @@ def self_test(model, rows, paths: Sequence[str], original: str, forward_kwargs: 
 
     def keep(path):
         def hook(module, args, output):
-            out = output[0] if isinstance(output, (tuple, list)) else output
+            out = extract(path, output)
             seen[path].append(out.detach().to("cpu", torch.float32).reshape(-1, out.shape[-1]))
         return hook
 

@@ -18,7 +18,7 @@ import hooks_tiny as tiny  # noqa: E402
 from test_hooks_exact import LAYERS, ROWS, assert_exact, reference  # noqa: E402
 
 from callgraph.cli import main  # noqa: E402
-from callgraph.hooks import packing  # noqa: E402
+from callgraph.hooks import adapters, packing  # noqa: E402
 from callgraph.hooks.data import DataSummary, plan  # noqa: E402
 
 
@@ -126,11 +126,12 @@ def test_positions_taken_from_the_row_are_caught_by_the_self_test():
     def row_positions(module, args, output):
         return output + 0.05 * torch.arange(output.shape[1], dtype=output.dtype)[None, :, None]
 
+    read = adapters.reader(model.config.hidden_size, "model.norm")
     handle = model.model.embed_tokens.register_forward_hook(row_positions)
     with pytest.raises(packing.PackingUnsupported, match="differ from the same samples run alone"):
-        packing.self_test(model, ROWS[:4], paths, "sdpa", {}, 1e-4)
+        packing.self_test(model, ROWS[:4], paths, "sdpa", {}, 1e-4, read)
     handle.remove()
-    assert packing.self_test(model, ROWS[:4], paths, "sdpa", {}, 1e-4) < 1e-4
+    assert packing.self_test(model, ROWS[:4], paths, "sdpa", {}, 1e-4, read) < 1e-4
 
 
 def test_attention_outside_the_interface_is_refused():
