@@ -1,8 +1,9 @@
 """`Analysis`: one analysed tree, shared by every query on it (see docs/api.md).
 
 Source tree → index (Project) → resolver (Evaluator) → exploration (networkx graph) → query.
-Many queries on one Analysis share the parsed files and every memoised inference, which is what
-lets ten CI contracts cost little more than one.
+Many queries on one Analysis share the parsed files, the index, the registries' tables, the name
+summaries and Jedi's answers; each query's inference starts afresh (`_new_query`), so its answer
+does not depend on the queries asked before it.
 """
 from __future__ import annotations
 
@@ -64,6 +65,7 @@ class Analysis:
         self.ev = Evaluator(self.project, {}, registries=self.registries)
         self.ev.binds = self._resolve_binds(binds or {})
         self.explorer = Explorer(self.project, self.ev)
+        self._queried = False
         self._names = None
         self._relevance: dict[str, Relevance] = {}
         self._leads: dict[str | None, Leads] = {}
@@ -189,6 +191,29 @@ class Analysis:
             self._leads[target_class] = leads
         return self._leads[target_class]
 
+    def _new_query(self) -> None:
+        """A query starts from fresh inference, so its answer is the one it gets alone (in a
+        fresh process, from the command line), whatever ran on this Analysis before it. The
+        inference's memos embed the order their entries were made in: a helper is inferred for
+        MAX_RETURN_CONTEXTS argument sets, then widened; a return value is cut at the depth
+        limit where it was first met; a recursion guard reads as empty inside its own
+        computation. Sharing those across queries made one query's answer depend on the queries
+        before it (tests/test_determinism.py). What is pure is kept: the parsed files and the
+        index, the registries' tables, the name summaries, the blocker order, Jedi's answers
+        (replayed under this query's own budget, `JediOracle.new_query`)."""
+        if self._queried:
+            binds = self.ev.binds
+            self.ev.close()  # the memos refer to each other: freed now, not by the paused collector
+            self.ev = Evaluator(self.project, {}, registries=self.registries)
+            self.ev.binds = binds
+            self.explorer = Explorer(self.project, self.ev)
+            self.registries.undecided.clear()
+        self._queried = True
+        if self._oracle and self._oracle.broken:
+            self._oracle = None  # interrupted by an earlier query's deadline: a new one when asked
+        if self._oracle:
+            self._oracle.new_query()
+
     def _oracle_once(self):
         if self._oracle is None:
             try:
@@ -209,6 +234,7 @@ class Analysis:
         hit = self._cached("reach", key)
         if hit is not None:
             return _with_seconds(Proof.from_json(hit["proof"]), time.perf_counter() - t0)
+        self._new_query()
         e = self._resolve(entry, "entry")
         t = self._resolve(target, "target")
         inputs = ReachInputs(self.explorer, self._relevance_for, self.roots, self._oracle_once, self._leads_for)
@@ -221,6 +247,7 @@ class Analysis:
 
     @collector_paused
     def callees(self, entry: str, depth: int | None = None) -> GraphView:
+        self._new_query()
         e = self._resolve(entry, "entry")
         ex = self.explorer.run(start_context(self.project, e), lambda q: False, stop_at_first=False,
                                max_depth=depth, progress=self.progress)

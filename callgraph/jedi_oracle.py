@@ -43,8 +43,19 @@ class JediOracle:
         self.spent = 0.0
         self.queries = 0
         self._scripts: dict[Path, object] = {}
-        self._answers: dict = {}
+        self._answers: dict = {}  # (path, line, col) -> (answers, seconds Jedi took)
+        self._this_query: set = set()  # sites answered (or replayed) in the query in progress
         self.broken = False  # interrupted by a deadline: asked no more
+
+    def new_query(self) -> None:
+        """The budget is one query's (JEDI_BUDGET_SECONDS, JEDI_MAX_QUERIES), not the analysis's:
+        a later query on a shared Analysis gets the whole of it again. A site answered in an
+        earlier query is replayed from the memo but charged as if asked (one query, the seconds
+        it took then), so a query gets the answers a fresh oracle would give it, in any order.
+        A broken oracle stays broken (the Analysis makes a new one)."""
+        self.spent = 0.0
+        self.queries = 0
+        self._this_query = set()
 
     def exhausted(self) -> bool:
         return self.broken or self.spent >= self.budget_s or self.queries >= self.max_queries
@@ -55,10 +66,16 @@ class JediOracle:
         first touch can take seconds, so the deadline interrupts Jedi itself (where a timer
         signal can: the main thread), and an interrupted Jedi is not asked again."""
         key = (path, node.lineno, node.col_offset)
-        if key in self._answers:
-            return self._answers[key]
+        if key in self._this_query:
+            return self._answers[key][0]
         if self.exhausted() or (deadline is not None and time.perf_counter() >= deadline):
             return []
+        known = self._answers.get(key)
+        if known is not None:  # answered in an earlier query: charged as a fresh oracle would be
+            self.queries += 1
+            self.spent += known[1]
+            self._this_query.add(key)
+            return known[0]
         t0 = time.perf_counter()
         self.queries += 1
         try:
@@ -74,8 +91,10 @@ class JediOracle:
             ans = self._map(n)
             if ans is not None and ans not in out:
                 out.append(ans)
-        self.spent += time.perf_counter() - t0
-        self._answers[key] = out
+        took = time.perf_counter() - t0
+        self.spent += took
+        self._answers[key] = (out, took)
+        self._this_query.add(key)
         return out
 
     def _infer(self, path: Path, node: ast.Call, deadline: float | None = None):

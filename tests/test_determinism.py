@@ -8,6 +8,7 @@ three different hf_mini exports, and seed 3 reordered sglang_mini's unresolved r
 """
 from __future__ import annotations
 
+import ast
 import os
 import subprocess
 import sys
@@ -37,3 +38,70 @@ def test_export_through_the_api_does_not_follow_the_hash_seed(tree):
     runs = [_export(tree, seed) for seed in ("1", "2", "3")]
     assert runs[0].startswith("{") and '"edges"' in runs[0]
     assert runs[0] == runs[1] == runs[2]
+
+
+def _widening_tree(tmp_path, n: int) -> Path:
+    """`entry{i}` hands `L{i}()` to one shared helper `ident` and calls what it returns;
+    `L{i}.forward` calls `target{i}`. `ident` meets n argument sets in all."""
+    lines = ["import torch.nn as nn\n\n\ndef ident(m):\n    return m\n"]
+    for i in range(n):
+        lines.append(f"\n\ndef target{i}():\n    pass\n\n\nclass L{i}(nn.Module):\n    def forward(self):\n"
+                     f"        target{i}()\n\n\ndef entry{i}():\n    ident(L{i}())()\n")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "mod.py").write_text("".join(lines))
+    return tmp_path / "pkg"
+
+
+def test_queries_on_one_analysis_answer_as_each_does_alone(tmp_path):
+    """A shared Analysis gave order-dependent answers: `ident`'s return value was inferred for
+    MAX_RETURN_CONTEXTS argument sets, then widened, and the count and the widened memo
+    outlived the query, so after six other entries `entry6 -> target6` came out unknown
+    (reached when asked alone). Each query now starts from fresh inference."""
+    from callgraph.api import Analysis
+    from callgraph.infer.evaluator import MAX_RETURN_CONTEXTS
+
+    n = MAX_RETURN_CONTEXTS + 2
+    root = _widening_tree(tmp_path, n)
+
+    def ask(a, i):
+        p = a.reach(f"pkg.mod.entry{i}", f"pkg.mod.target{i}")
+        return p.verdict.value, [(h.caller, h.callee, h.rule) for h in p.path]
+
+    def fresh():
+        return Analysis(roots=[str(root)], use_cache=False, warn=lambda m: None)
+
+    alone = {i: ask(fresh(), i) for i in range(n)}
+    assert all(v == "reached" for v, _ in alone.values()), alone
+    for order in (list(range(n)), list(reversed(range(n)))):
+        shared = fresh()
+        assert {i: ask(shared, i) for i in order} == alone, order
+    shared = fresh()  # the graph of one entry, too, whatever was asked before it
+    before = fresh().callees("pkg.mod.entry0")
+    for i in range(1, n):
+        shared.callees(f"pkg.mod.entry{i}")
+    assert shared.callees("pkg.mod.entry0") == before
+
+
+def test_the_jedi_budget_is_one_querys(tmp_path):
+    """The oracle's budget (JEDI_MAX_QUERIES) was the Analysis's: after one query had spent it,
+    every later query got no answer from Jedi. A site answered in an earlier query is replayed,
+    but charged as a fresh oracle would charge it."""
+    from callgraph.api import Analysis
+    from callgraph.jedi_oracle import JediOracle
+
+    root = _widening_tree(tmp_path, 2)
+    oracle = JediOracle(Analysis(roots=[str(root)], use_cache=False, warn=lambda m: None).project, max_queries=2)
+    asked = []
+    oracle._infer = lambda path, node, deadline=None: asked.append(node.lineno) or []
+    sites = [ast.Call(func=ast.Name("f"), args=[], keywords=[], lineno=k, col_offset=0) for k in (1, 2, 3)]
+    path = root / "mod.py"
+    for node in sites[:2] + sites[:1]:
+        oracle.callees(path, node)
+    assert asked == [1, 2] and oracle.exhausted()  # the same site twice in one query: asked once
+    assert oracle.callees(path, sites[2]) == [] and asked == [1, 2]
+    oracle.new_query()
+    assert not oracle.exhausted()
+    oracle.callees(path, sites[1])  # replayed from the memo, but it counts
+    oracle.callees(path, sites[2])
+    assert asked == [1, 2, 3] and oracle.exhausted()

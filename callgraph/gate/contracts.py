@@ -1,4 +1,4 @@
-"""Evaluate contracts: one shared Analysis per scope, so ten contracts cost little more than one.
+"""Evaluate contracts: one shared Analysis per scope (the parsing and the index are paid once).
 
 A contract's verdict comes from `Analysis.reach`; `via` splits the question in two legs (entry to
 via, via to target) unless the direct witness already passes through via. The status is the
