@@ -4,7 +4,9 @@ vLLM 0.33.0).
 Each case in real_cases/*.json (one file per tree, so work on different trees does not collide) names its wheel, the root inside it, the expected verdict and, for
 reached cases, the exact path and call sites, with the upstream line of each hop as evidence.
 Cases marked unreachable are *truly* unreachable (the evidence says what was checked): the
-analysis must never report them reached; unreachable, or unknown naming its blockers, passes.
+analysis must never report them reached; unreachable, or unknown naming its blockers, passes,
+but a case marked `proved` must be answered "unreachable" (exit 1): a proof once made must not
+fall back to unknown.
 Cases marked unknown are reached at run time through something the analysis does not model yet
 (`truth` and the notes say what): the verdict must be unknown, never unreachable, and the
 blockers must name the site that stops it (`unresolved_contains`).
@@ -40,6 +42,9 @@ def test_real_case(case: dict, upstream, analysis_cache, capsys) -> None:
         return
     proof = _proof(code, out, err)
     assert proof["verdict"] != "reached", proof["path"]
+    if case.get("proved"):  # proved once: it must stay proved, never fall back to unknown
+        assert proof["verdict"] == "unreachable" and code == 1, proof.get("unresolved")
+        return
     assert proof["verdict"] in ("unreachable", "unknown"), proof["verdict"]
     if proof["verdict"] == "unknown":
         assert code == 2 and proof["unresolved"], "unknown must name at least one blocker"

@@ -17,6 +17,13 @@ PASS_FIRST = {"builtins.list", "builtins.tuple", "builtins.set", "builtins.froze
 IDENTITY = {"copy.copy", "copy.deepcopy", "builtins.id", "torch.compile", "torch.jit.script", "torch.jit.trace",
             "torch.nn.DataParallel", "torch.nn.parallel.DistributedDataParallel",
             "torch.nn.parallel.DataParallel"}
+# torch's function markers: given a function they return it (`allow_in_graph`, `jit.ignore`,
+# `jit.unused` set a flag on it and return it) or a wrapper that calls it (`compiler.disable`);
+# given a non-callable (`jit.ignore(True)`, `disable(recursive=False)`) they return a decorator,
+# which stays an outside function's result (`_call` checks)
+FN_MARKERS = {"torch.compiler.allow_in_graph", "torch._dynamo.allow_in_graph", "torch.compiler.disable",
+              "torch._dynamo.disable", "torch.jit.ignore", "torch.jit.unused"}
+IDENTITY |= FN_MARKERS
 # Container values whose methods are those of a builtin type (`builtins.dict.items`).
 BUILTIN_KINDS = {"list", "dict", "tuple", "set"}
 _BUILTIN_TYPES = {t.__name__: t for t in (list, dict, tuple, set, frozenset, str, bytes, int, float, complex, bool,
@@ -46,7 +53,8 @@ def handles(name: str) -> bool:
 class Builtins(Rule):
     """Builtins that pass values through: `getattr(obj, "name")`, `type(x)`,
     `list/tuple/sorted/iter/next`, `dict`, `copy.copy/deepcopy`,
-    `typing.cast`, `torch.compile`; dynamic imports, `eval` and `globals()` give unknown"""
+    `typing.cast`, `torch.compile`, torch's function markers (`torch.compiler.allow_in_graph(f)`,
+    `disable(f)`, `torch.jit.ignore(f)`/`unused(f)` return `f` or a wrapper calling it); dynamic imports, `eval` and `globals()` give unknown"""
 
     name = "builtins"
     where = ("semantics/builtins_model.py",)
@@ -102,6 +110,8 @@ def _call(ev, v, args, scope, tags):
         return frozenset({VSeq(elems, "dict", None, keys)})
     if name in ("builtins.min", "builtins.max") and len(args.pos) == 1:
         return ev.iterate(args.pos[0], tags)
+    if name in FN_MARKERS and (not args.pos or any(isinstance(a, VConst) for a in args.pos[0])):
+        return None  # a flag, not a function: the result is a decorator (an outside function's)
     if name in IDENTITY and args.pos:
         return args.pos[0] if name != "builtins.id" else frozenset({VConst(None)})
     if name == "typing.cast":  # cast(typ, val): the value, whatever the type says

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import FrozenSet
 
-from ..values import EMPTY, Value, VClass, VFunc, VInst, VSeq, VSeqMethod
+from ..values import EMPTY, Value, VClass, VExt, VFunc, VInst, VSeq, VSeqMethod
 from .rule import Rule
 
 HELD = "<held items>"  # the VInst.init entry naming what the base container was given
@@ -36,7 +36,9 @@ class ContainerSubclass(Rule):
     own) holds what it was constructed with; `obj[key]` runs the class's own `__getitem__` with
     the key, and `super().__getitem__(key)` in it reads the held items: by key where constant,
     every value otherwise (transformers' `ACT2FN[config.hidden_act]` instantiates each
-    activation class `ClassInstantier(ACT2CLS)` holds)"""
+    activation class `ClassInstantier(ACT2CLS)` holds); unpacking a function, an in-tree class
+    with no metaclass, or a torch.nn module class (`nn.ReLU`: metaclass `type`) raises, so
+    `cls, kw = content if isinstance(content, tuple) else (content, {})` gives no value there"""
 
     name = "container-subclass"
     where = ("semantics/container_subclass.py", "semantics/constructor.py", "infer/calls.py",
@@ -105,13 +107,32 @@ def item_methods(v: Value, attr: str) -> FrozenSet[Value]:
     return frozenset(VSeqMethod(s, attr) for s in held(v))
 
 
+# torch.nn's classes whose metaclass is not `type` (tensor metaclasses): left out of
+# `outside_plain_class`, though none of them is iterable either (checked on torch 2.13)
+TORCH_NN_META = frozenset({"Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer"})
+
+
+def outside_plain_class(name: str) -> bool:
+    """Whether the outside value `name` is a torch.nn module class (`torch.nn.ReLU`, as
+    transformers' ACT2CLS holds it): every CapWords name of `torch.nn` itself is a subclass of
+    `torch.nn.Module`, whose metaclass is plain `type` (no `__iter__`), but for the tensor
+    classes above (read off torch 2.13: `type(getattr(torch.nn, n)) is type` for every other
+    CapWords `n`). A name with a call (`torch.nn.ReLU()`, an instance) or deeper
+    (`torch.nn.modules.x.Y`) is not one."""
+    head, dot, last = name.rpartition(".")
+    return head == "torch.nn" and last[:1].isupper() and "(" not in last and last not in TORCH_NN_META
+
+
 def not_iterable(cm, v: Value) -> bool:
-    """Whether unpacking `v` raises (so it gives no value): a function, or an in-tree class
+    """Whether unpacking `v` raises (so it gives no value): a function, an in-tree class
     whose metaclass cannot be iterable (no `metaclass=` along its MRO, outside bases only
-    `torch.nn.Module`-like or markers). `cls, kw = content if isinstance(content, tuple) else
-    (content, {})` then reads only the tuple branch's class."""
+    `torch.nn.Module`-like or markers), or a torch.nn module class (`outside_plain_class`).
+    `cls, kw = content if isinstance(content, tuple) else (content, {})` then reads only the
+    tuple branch's class."""
     if v.__class__ is VFunc:
         return True
+    if v.__class__ is VExt:
+        return outside_plain_class(v.name)
     if v.__class__ is not VClass or cm.unknown_bases(v.qual):
         return False
     for k in cm.mro(v.qual):
