@@ -125,6 +125,7 @@ class FuncInfo:
         self_assigns: list[tuple[str, Binding]] = []
         selfname = first_param(self) if self.cls is not None and self.kind != "staticmethod" else None
         scope_qual = self.module.name if self.name == MODULE_CODE else self.qual
+        local = self.name != MODULE_CODE  # a function's own locals (module code's are globals)
         package = self.module.package
         generator = False
         for n, owner in _walk_owned(self.node):
@@ -150,7 +151,7 @@ class FuncInfo:
             table = made.get(id(owner))
             if table is None:
                 table = made[id(owner)] = {}
-            bind_node(n, table, scope_qual, package)
+            bind_node(n, table, scope_qual, package, local)
             if selfname is not None:
                 self_assigns.extend(_self_assignments(n, selfname))
         calls.sort(key=lambda c: (c.lineno, c.col_offset))
@@ -464,8 +465,12 @@ def collect_bindings(root: ast.AST, table: dict, scope_qual: str, package: str) 
         bind_node(node, table, scope_qual, package)
 
 
-def bind_node(node: ast.AST, table: dict, scope_qual: str, package: str) -> None:
-    """The bindings one node makes in its scope (`scope_qual` names its definitions)."""
+def bind_node(node: ast.AST, table: dict, scope_qual: str, package: str, local: bool = False) -> None:
+    """The bindings one node makes in its scope (`scope_qual` names its definitions). In a
+    function body (`local`), `x: T = v` binds `v` alone: the annotation adds no value at run
+    time, and nothing outside the function can set its local (`attention_interface: Callable =
+    ALL_ATTENTION_FUNCTIONS.get_interface(...)` is what get_interface returns, not any callable).
+    A module's or class's `x: T = v` keeps T too (a dataclass field, a global set from outside)."""
     mutated = _mutation(node)
     if mutated is not None and isinstance(mutated[0], ast.Name):
         _add(table, mutated[0].id, mutated[1])
@@ -475,7 +480,7 @@ def bind_node(node: ast.AST, table: dict, scope_qual: str, package: str) -> None
     elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
         if node.value is not None:
             _bind_target(node.target, table, lambda p, v=node.value: Binding("assign", v, p))
-        if isinstance(node, ast.AnnAssign):  # `x: T` (dataclass fields, typed attributes)
+        if isinstance(node, ast.AnnAssign) and not (local and node.value is not None):  # `x: T` (fields...)
             _bind_target(node.target, table, lambda p, a=node.annotation: Binding("annot", a, p))
     elif isinstance(node, ast.NamedExpr):
         _bind_target(node.target, table, lambda p, v=node.value: Binding("assign", v, p))
