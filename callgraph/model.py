@@ -36,6 +36,7 @@ RULES = (
     "super",            # super().m(...)
     "container",        # element of ModuleList / Sequential / ModuleDict / list of layers
     "container-subclass",  # item of an in-tree dict/list subclass (its own __getitem__, e.g. ACT2FN[...])
+    "mapping-mixin",    # Mapping.get / pop / setdefault / __contains__ of an in-tree Mapping subclass -> its __getitem__
     "iterator",         # element of enumerate / zip / reversed / itertools.islice / chain over a container
     "property",         # value of a @property getter
     "return-type",      # value returned by a helper or factory

@@ -92,6 +92,15 @@ class VSeqMethod(Value):
 
 
 @dataclass(frozen=True, slots=True)
+class VMixin(Value):
+    """A `collections.abc.Mapping` mixin method bound to an instance of an in-tree subclass
+    (`interface.get`): calling it runs the class's own `__getitem__` (semantics/mapping_mixin.py)."""
+
+    inst: Value
+    attr: str
+
+
+@dataclass(frozen=True, slots=True)
 class VSuper(Value):
     cls: str
     self_val: Value
@@ -253,7 +262,7 @@ _NAME_OF = {VModule: lambda v: v.name, VClass: lambda v: v.qual,
             VInst: lambda v: f"{v.qual} {v.exact} {len(v.init)}",
             VFunc: lambda v: f"{v.qual} {_name(v.self_val)} {v.closure.fn if v.closure is not None else ''}",
             VSeq: lambda v: f"{v.kind} {len(v.elems)}", VSeqMethod: lambda v: f"{v.attr} {_name(v.seq)}",
-            VSuper: lambda v: v.cls, VExt: lambda v: v.name, VUnknown: lambda v: v.why,
+            VMixin: lambda v: f"{v.attr} {_name(v.inst)}", VSuper: lambda v: v.cls, VExt: lambda v: v.name, VUnknown: lambda v: v.why,
             VConst: lambda v: v.value if isinstance(v.value, str) else ""}
 
 _STABLE: dict = {}  # value -> stable_key (values recur: a VInst's arguments are met again and again)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import FrozenSet
 
 from ..index.scopes import ClassInfo, FuncInfo
-from ..semantics import class_hierarchy, container_subclass, init_attribute, mro, open_values, properties, super_call
+from ..semantics import class_hierarchy, container_subclass, init_attribute, mapping_mixin, mro, open_values, properties, super_call
 from ..semantics.protocol import Inference, Scope
 from ..values import Value, VClass, VExt, VFunc, VInst, VSuper, VUnknown, memoised, ordered, unknown
 
@@ -166,6 +166,10 @@ class ClassModel:
                 out |= self.bind_method(fwd[0], v, v.qual, tags)
         if not out:
             out |= container_subclass.item_methods(v, attr)  # `obj.get(k)` of a dict subclass
+        if not out:
+            found_mixin = mapping_mixin.mixin(self, v, attr)  # `obj.get(k)` of a Mapping subclass
+            if found_mixin is not None:
+                out.add(found_mixin)
         if not out:
             ext = self.external_bases(v.qual)
             unk = self.unknown_bases(v.qual)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from . import (binding, bound, builtins_model, callbacks, class_hierarchy, computed_getattr, constructor,
                container_subclass, containers, contextmanager, decorators, direct, external, init_attribute, init_chain,
-               iter_protocol, iterators, module_call, mro, oracle, partial, properties, registry, return_type, super_call)
+               iter_protocol, iterators, mapping_mixin, module_call, mro, oracle, partial, properties, registry, return_type, super_call)
 from .rule import Call, Outcome, Rule
 
 REGISTRY: tuple[Rule, ...] = (
@@ -33,6 +33,7 @@ REGISTRY: tuple[Rule, ...] = (
     computed_getattr.RULE,
     class_hierarchy.RULE,
     container_subclass.RULE,
+    mapping_mixin.RULE,
     iterators.RULE,
     containers.RULE,
     builtins_model.RULE,

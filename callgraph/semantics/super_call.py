@@ -13,7 +13,7 @@ from typing import FrozenSet
 
 from ..index.scopes import first_param
 from ..values import EMPTY, Value, VClass, VExt, VFunc, VInst, VSuper, VUnknown, unknown
-from . import container_subclass, module_call
+from . import container_subclass, mapping_mixin, module_call
 from .protocol import Inference, Scope
 from .rule import CallArgs, Rule
 
@@ -62,6 +62,9 @@ def attribute(ev: Inference, v: VSuper, attr: str, tags: set[str]) -> FrozenSet[
     if held_methods:  # a dict/list subclass reading the items it was constructed with
         tags.add(container_subclass.RULE.name)
         return held_methods
+    found_mixin = mapping_mixin.mixin(cm, v.self_val, attr)
+    if found_mixin is not None:  # super().get(key, default) of a Mapping subclass: its __getitem__
+        return frozenset({found_mixin})
     if attr in CONTAINER_ACCESS and cm.is_container(v.cls):
         # a dict/list subclass reading its own items that it does not hold (container_subclass.py
         # says when it does): unknown, never "external"
