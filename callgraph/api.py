@@ -22,7 +22,7 @@ from .gcpause import collector_paused
 from .lookup import Resolved, resolve, unmatched_factories
 from .registries import Registries, read_model_config
 from .index.project import Project
-from .index.sources import read_file
+from .index.sources import file_digest
 from .jedi_oracle import JediOracle
 from .leads import Leads
 from .infer.evaluator import Evaluator
@@ -301,8 +301,7 @@ class Analysis:
     @staticmethod
     def _still_valid(read: dict[str, str]) -> bool:
         for path, digest in read.items():  # from the disk now, never from this run's reads
-            src = read_file(Path(path))
-            if isinstance(src, str) or src.digest != digest:
+            if file_digest(Path(path)) != digest:
                 return False
         return True
 

@@ -11,8 +11,6 @@ import ast
 import time
 from dataclasses import dataclass
 
-import networkx as nx
-
 from . import __version__
 from .conditions import conditions
 from .explore import TOO_DEEP, Exploration, Explorer, Step, UnresolvedSite
@@ -195,6 +193,8 @@ def _ask_oracle(inp: ReachInputs, ex: Exploration, target: Resolved, is_target, 
 
 
 def _all_paths(ex: Exploration, start: Ctx, target: str) -> tuple[tuple[Hop, ...], ...]:
+    import networkx as nx  # only --all-paths needs it (see explore.new_graph)
+
     g = nx.DiGraph()
     for ctx, parent in ex.parents.items():
         if parent is not None:

@@ -8,15 +8,17 @@ folder under which the most of those absolute imports exist as files.
 from __future__ import annotations
 
 import ast
+import collections
 import importlib.util
 import io
+import itertools
 import os
 import re
 import sys
 import tokenize
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 from .errors import RootError
 
@@ -77,7 +79,12 @@ def python_files(folder: Path, skipped: Callable[[Path, str], None] | None = Non
     A folder that cannot be listed and a link that leads nowhere (a loop `a.py -> b.py ->
     a.py`, a dangling target) are skipped and handed to `skipped(path, why)` for a warning:
     each would otherwise fail later, at a `Path.resolve` or a read, far from the file's name."""
-    out: list[Path] = []
+    return list(_walk_python_files(folder, skipped, max_mb))
+
+
+def _walk_python_files(folder: Path, skipped: Callable[[Path, str], None] | None = None,
+                       max_mb: float | None = None) -> Iterator[Path]:
+    """`python_files` one at a time, in its order (a caller that needs the first few stops early)."""
 
     def unlisted(exc: OSError) -> None:
         if skipped is not None:
@@ -100,8 +107,7 @@ def python_files(folder: Path, skipped: Callable[[Path, str], None] | None = Non
                 if skipped is not None:
                     skipped(path, problem)
                 continue
-            out.append(path)
-    return out
+            yield path
 
 
 def _broken_link(path: Path) -> str | None:
@@ -155,10 +161,11 @@ def import_root_of(folder: Path) -> Path:
             break
         candidates.append(candidates[-1].parent)
     regular = _above_regular_packages(folder)
-    names = _sample_imports(folder)
+    names = collections.Counter(_sample_imports(folder))  # each name looked up once a candidate
     best, best_score = regular, -1
     for cand in candidates:
-        score = sum(1 for n in names if _module_exists(cand, n))
+        base = str(cand)
+        score = sum(count for n, count in names.items() if _module_exists(base, n))
         # Prefer the deeper candidate on ties: fewer surprises than climbing.
         if score > best_score:
             best, best_score = cand, score
@@ -176,7 +183,7 @@ def _above_regular_packages(folder: Path) -> Path:
 
 def _sample_imports(folder: Path) -> list[str]:
     names: list[str] = []
-    for path in python_files(folder)[:SAMPLE_FILES]:
+    for path in itertools.islice(_walk_python_files(folder), SAMPLE_FILES):  # not the whole tree's walk
         try:
             text = path.read_text(encoding="utf-8", errors="replace")
         except OSError:
@@ -188,10 +195,11 @@ def _sample_imports(folder: Path) -> list[str]:
     return names
 
 
-def _module_exists(base: Path, dotted: str) -> bool:
-    rel = Path(*dotted.split("."))
-    return (base / rel).with_suffix(".py").is_file() or (base / rel / "__init__.py").is_file() or (
-        (base / rel).is_dir() and len(rel.parts) > 1
+def _module_exists(base: str, dotted: str) -> bool:
+    parts = dotted.split(".")
+    here = os.path.join(base, *parts)  # os.path, not pathlib: 2,190 lookups were 0.34 s
+    return os.path.isfile(here + ".py") or os.path.isfile(os.path.join(here, "__init__.py")) or (
+        len(parts) > 1 and os.path.isdir(here)
     )
 
 

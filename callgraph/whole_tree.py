@@ -11,10 +11,8 @@ from __future__ import annotations
 
 from typing import Callable, Iterable
 
-import networkx as nx
-
 from . import workers
-from .explore import Exploration, Explorer, graph_view
+from .explore import Exploration, Explorer, graph_view, new_graph
 from .index.project import Project
 from .semantics.binding import self_context
 from .infer.evaluator import Evaluator
@@ -51,7 +49,7 @@ def whole_tree(project: Project, binds: dict[str, str], roots: tuple[str, ...], 
     ev = Evaluator(project, binds, max_depth=EXPORT_INFER_DEPTH, max_return_contexts=EXPORT_RETURN_CONTEXTS,
                    registries=registries)
     explorer = Explorer(project, ev, whole_tree=True)
-    ex = Exploration(graph=nx.MultiDiGraph())
+    ex = Exploration(graph=new_graph())
 
     # Pass one: every function with its parameters unbound; what each call site binds is folded
     # into its callee's union as it is met (the callee contexts themselves are not kept).

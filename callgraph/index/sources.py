@@ -58,6 +58,15 @@ def read_file(path: Path) -> Source | str:
     return Source(path, digest, text)
 
 
+def file_digest(path: Path) -> str | None:
+    """The sha1 of the file's bytes now (no memo, nothing decoded: the cache keys and the
+    re-check of a cached answer need no text), or None when it cannot be read."""
+    try:
+        return hashlib.sha1(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
 class Sources:
     """The files of the roots' scopes. Each file's digest is computed once; its text is kept
     once a name search has asked for the texts (and then also parsed from), not otherwise: a
@@ -96,7 +105,7 @@ class Sources:
     def digest(self, path: Path) -> str | None:
         """The sha1 of the file's bytes (read once), or None when it cannot be read."""
         if path not in self._digests:
-            self._read(path, keep=False)
+            self._digests[path] = file_digest(path)
         return self._digests[path]
 
     def texts(self) -> list[tuple[Path, str]]:
