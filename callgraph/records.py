@@ -30,6 +30,28 @@ def check_names(value: Any) -> dict:
     return value
 
 
+def check_nameindex(value: Any) -> dict:
+    """A whole tree's name index (relevance.index_record): the callee sets, the defs that
+    point into them, the names, the files it skipped."""
+    _fields(value, "index", {"callees": list, "defs": list, "holders": list, "values": list, "classes": list,
+                             "dynamic": bool, "skipped": list})
+    sets = value["callees"]
+    if not all(_strings(s) for s in sets):
+        raise RecordError("callees holds a non-string")
+    n = len(sets)
+    for i, row in enumerate(value["defs"]):
+        if not (isinstance(row, list) and len(row) == 3 and isinstance(row[0], str)
+                and type(row[1]) is int and 0 <= row[1] < n and isinstance(row[2], bool)):
+            raise RecordError(f"defs[{i}] is not [name, callee set, holder]")
+    for key in ("holders", "values", "classes"):
+        if not _strings(value[key]):
+            raise RecordError(f"{key} holds a non-string")
+    for i, row in enumerate(value["skipped"]):
+        if not (isinstance(row, list) and len(row) == 2 and _strings(row)):
+            raise RecordError(f"skipped[{i}] is not [path, why]")
+    return value
+
+
 def check_reach(value: Any) -> dict:
     """A reach answer: {"proof": <proof JSON>, "read": {path: sha1}}."""
     _fields(value, "record", {"proof": dict, "read": dict})
@@ -68,7 +90,7 @@ def check_export(value: Any) -> dict:
     return value
 
 
-CHECKS = {"names": check_names, "reach": check_reach, "export": check_export}
+CHECKS = {"names": check_names, "nameindex": check_nameindex, "reach": check_reach, "export": check_export}
 
 
 def _fields(value: Any, what: str, fields: dict[str, type]) -> None:

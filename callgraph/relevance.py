@@ -51,6 +51,28 @@ class NameIndex:
         self.classes.update(summary["classes"])
 
 
+def index_record(index: NameIndex, skipped: list[tuple[str, str]]) -> dict:
+    """The whole index as one cache record: each distinct callee set once (`callees`; 15,764
+    sets for transformers' 38,312 defs), the defs as [name, callee set, holder] in the index's
+    own order (which the fixpoint's ranks follow), and the files skipped while it was built,
+    (path, why), so that a run reading it warns about them as the building run did."""
+    sets: dict[frozenset, int] = {}
+    defs = [[name, sets.setdefault(callees, len(sets)), holder]
+            for name, recs in index.defs.items() for callees, holder in recs]
+    return {"callees": [sorted(s) for s in sets], "defs": defs, "holders": sorted(index.holders),
+            "values": sorted(index.values), "classes": sorted(index.classes),
+            "dynamic": index.dynamic_holders, "skipped": [[path, why] for path, why in skipped]}
+
+
+def index_of_record(record: dict) -> NameIndex:
+    index = NameIndex(holders=set(record["holders"]), values=set(record["values"]),
+                      classes=set(record["classes"]), dynamic_holders=record["dynamic"])
+    sets = [frozenset(s) for s in record["callees"]]
+    for name, i, holder in record["defs"]:
+        index.defs.setdefault(name, []).append((sets[i], holder))
+    return index
+
+
 def summarize_source(src: Source) -> dict | str:
     """The file's name summary, or the reason it cannot be read."""
     tree, problem = src.parse()

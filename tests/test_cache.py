@@ -101,11 +101,14 @@ def test_name_summaries_and_export_records_are_checked(tree, tmp_path, capsys):
     for path in names:
         path.write_bytes(encode("names", {"defs": [["f", "not a list", True]], "holders": [],
                                           "values": [], "classes": []}))
+    (index,) = _records(cache, "nameindex")  # the whole tree's, read first: damaged too
+    index.write_bytes(encode("nameindex", {"callees": [], "defs": [["f", "not a set", True]], "holders": [], "values": [],
+                                           "classes": [], "dynamic": False, "skipped": []}))
     for path in _records(cache, "reach"):
         path.unlink()
     code2, warm, err = _reach(tree, cache, capsys, target="lonely")
     assert (code2, json.loads(warm)["verdict"]) == (code, json.loads(cold)["verdict"])
-    assert err.count("note: discarded a damaged cache record (defs[0] is not") == 2, err
+    assert err.count("note: discarded a damaged cache record (defs[0] is not") == 3, err
 
     out = tmp_path / "g.json"
     argv = ["export", "--root", str(tree), "--cache-dir", str(cache), "-o", str(out)]
@@ -127,9 +130,9 @@ def test_cache_info_and_clear(tree, tmp_path, capsys):
     assert code == 0
     assert f"location: {cache}" in out
     (row,) = [ln for ln in out.splitlines() if ln.startswith("records ")]
-    assert "(this version): 3 (2 names, 1 reach)" in row, out
+    assert "(this version): 4 (1 nameindex, 2 names, 1 reach)" in row, out
     code, out, _ = _run(["cache", "clear", "--cache-dir", str(cache)], capsys)
-    assert code == 0 and out.startswith("removed 3 file(s)"), out
+    assert code == 0 and out.startswith("removed 4 file(s)"), out
     assert _records(cache, "*") == [] and (cache / "keep-me.txt").exists()
     code, out, _ = _run(["cache", "info", "--cache-dir", str(cache)], capsys)
     assert "records: none" in out
