@@ -145,9 +145,12 @@ class _Interrupted(BaseException):
 @contextlib.contextmanager
 def _until(deadline: float | None):
     """Run the block with a timer that raises _Interrupted at `deadline`, where one can be set
-    (the main thread of a platform with setitimer); else unbounded, as before."""
+    (the main thread of a platform with setitimer, and no one else's SIGALRM timer or handler
+    in place: a library caller's own alarm is never taken over); else unbounded, as before."""
     if (deadline is None or not hasattr(signal, "setitimer")
-            or threading.current_thread() is not threading.main_thread()):
+            or threading.current_thread() is not threading.main_thread()
+            or signal.getitimer(signal.ITIMER_REAL)[0] > 0
+            or signal.getsignal(signal.SIGALRM) not in (signal.SIG_DFL, signal.SIG_IGN)):
         yield
         return
 
