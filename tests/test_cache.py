@@ -136,3 +136,35 @@ def test_cache_info_and_clear(tree, tmp_path, capsys):
     assert _records(cache, "*") == [] and (cache / "keep-me.txt").exists()
     code, out, _ = _run(["cache", "info", "--cache-dir", str(cache)], capsys)
     assert "records: none" in out
+
+
+def test_a_known_tree_reads_its_name_index_as_one_record(tree, tmp_path, capsys, monkeypatch):
+    """The second query on a tree reads the whole name index from one record, not a summary per
+    file, gets the same answer, and warns again about a file the index skipped; an edited file
+    gives the tree another key, so the index is built afresh and takes the edit in."""
+    from callgraph import cache as cache_module
+
+    (tree / "bad.py").write_text("def broken(:\n")
+    cache = tmp_path / "cache"
+    code, cold, err = _run(["reach", "entry", "lonely", "--root", str(tree), "--cache-dir", str(cache), "--json"],
+                           capsys)
+    assert code == 1 and "skipping" in err and "bad.py" in err
+    assert len(_records(cache, "nameindex")) == 1
+    kinds = []
+    real = cache_module.Cache.get
+
+    def spy(self, kind, key):
+        kinds.append(kind)
+        return real(self, kind, key)
+
+    monkeypatch.setattr(cache_module.Cache, "get", spy)
+    argv = ["reach", "other", "lonely", "--root", str(tree), "--cache-dir", str(cache), "--json"]
+    code, warm, err = _run(argv, capsys)
+    assert code == 1 and json.loads(warm)["verdict"] == "unreachable"
+    assert "nameindex" in kinds and "names" not in kinds, kinds
+    assert "skipping" in err and "bad.py" in err
+    (tree / "b.py").write_text(TREE["b.py"] + "\n\ndef run():\n    lonely()\n")  # x.run() may now lead there
+    kinds.clear()
+    code, after, _ = _run(argv, capsys)
+    assert code == 2 and json.loads(after)["verdict"] == "unknown"
+    assert "names" in kinds and len(_records(cache, "nameindex")) == 2
