@@ -35,6 +35,8 @@ fi
 # The layering of docs/architecture.md and the one-adapter-per-library rule (setup.cfg's
 # [importlinter] contracts), before the tests: a broken layer fails fast.
 "$PY" -c 'from importlinter.cli import lint_imports_command; lint_imports_command()' --no-logo
-"$PY" -m pytest -q "$@"
+# Two workers (pytest-xdist): CI has 2 cores and the real cases are CPU-bound; each worker can
+# peak at ~5 GB, so not one per core on a big machine. CALLGRAPH_TEST_WORKERS=0 runs in-process.
+"$PY" -m pytest -q -n "${CALLGRAPH_TEST_WORKERS:-2}" "$@"
 # The project's own pre-patch gate, as a user would run it in CI (docs/ci.md).
 "$PY" -m callgraph check --config fixtures/check/self/setup.cfg

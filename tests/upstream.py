@@ -7,6 +7,7 @@ only reads the source.
 """
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import shutil
@@ -66,12 +67,36 @@ def _pip_download(spec: str, dest: Path, *flags: str, found) -> None:
         raise RuntimeError(f"pip download {spec} failed: {last}")
 
 
+class _Locked:
+    """Holds `<cache>/.lock` (flock): two test workers fetching one wheel on a fresh cache
+    download it once, not into one file at the same time."""
+
+    def __init__(self, root: Path):
+        root.mkdir(parents=True, exist_ok=True)
+        self.path = root / ".lock"
+
+    def __enter__(self):
+        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        fcntl.flock(self.fd, fcntl.LOCK_EX)
+
+    def __exit__(self, *exc):
+        fcntl.flock(self.fd, fcntl.LOCK_UN)
+        os.close(self.fd)
+
+
 def fetch(spec: str) -> Path:
     """Return the unpacked folder of the wheel pinned by `spec` (`name==version`)."""
     name, version = _split(spec)
     root = cache_dir()
     target = root / f"{_normal(name)}-{version}"
     if target.is_dir():
+        return target
+    with _Locked(root):
+        return _fetch(root, target, spec, name, version)
+
+
+def _fetch(root: Path, target: Path, spec: str, name: str, version: str) -> Path:
+    if target.is_dir():   # another worker fetched it while this one waited
         return target
     wheels = root / "wheels"
     wheels.mkdir(parents=True, exist_ok=True)
@@ -114,11 +139,18 @@ def fetch_sdist(spec: str) -> Path:
     For upstream test data that ships only in the sdist (PyCG's micro-benchmark). Cached like the
     wheels: `<cache>/sdists/` holds the archive, `<cache>/<name>-<version>-sdist/` its contents.
     """
-    import tarfile
-
     name, version = _split(spec)
     root = cache_dir()
     target = root / f"{_normal(name)}-{version}-sdist"
+    if target.is_dir():
+        return target
+    with _Locked(root):
+        return _fetch_sdist(root, target, spec, name, version)
+
+
+def _fetch_sdist(root: Path, target: Path, spec: str, name: str, version: str) -> Path:
+    import tarfile
+
     if target.is_dir():
         return target
     sdists = root / "sdists"
