@@ -42,8 +42,8 @@ class Step:
 
 class UnresolvedSite(NamedTuple):
     """A call site one context could not resolve: the row a proof or graph reports, and what
-    ranking it (relevance.py) and asking Jedi about it need. Rows from workers (workers.py)
-    carry the row only."""
+    ranking it (relevance.py) and asking Jedi about it need. Rows of a whole-tree export (and
+    from its workers, workers.py) carry the row only, each row once."""
 
     unresolved: Unresolved
     node: Optional[ast.Call]      # the call
@@ -62,7 +62,7 @@ def new_graph():
 
 @dataclass
 class Exploration:
-    graph: "nx.MultiDiGraph"
+    graph: "nx.MultiDiGraph | EdgeTable"  # EdgeTable: a whole-tree export
     reached: Ctx | None = None
     parents: dict = field(default_factory=dict)      # Ctx -> (Ctx, Step)
     unresolved: list[UnresolvedSite] = field(default_factory=list)
@@ -72,6 +72,7 @@ class Exploration:
     depth: dict = field(default_factory=dict)        # Ctx -> hops from the entry
     contexts: dict = field(default_factory=dict)     # function -> contexts explored
     seen_sites: set = field(default_factory=set)
+    rows_seen: set = field(default_factory=set)      # whole-tree export: unresolved rows kept
     call_sites: int = 0
     timed_out: bool = False
     seconds: float = 0.0
@@ -83,6 +84,46 @@ class Exploration:
             steps.append(step)
             ctx = prev
         return list(reversed(steps))
+
+
+class EdgeTable:
+    """A whole-tree export's edges without networkx: (caller, callee, site, rule) -> hop. The
+    sweeps only add edges and ask whether one is there; graph_view reads them once at the end.
+    A MultiDiGraph keeps two adjacency dicts per node pair, a key dict and a data dict per edge:
+    269 MB for the 381k edges of transformers' export. The part of networkx's interface the
+    export uses (add_edge, has_edge, edges, nodes) reads the same."""
+
+    __slots__ = ("_edges", "_nodes")
+
+    def __init__(self):
+        self._edges: dict[tuple, Hop] = {}
+        self._nodes: dict[str, None] = {}
+
+    @property
+    def nodes(self) -> list[str]:
+        return list(self._nodes)
+
+    def add_node(self, name: str) -> None:
+        self._nodes[name] = None
+
+    def add_nodes_from(self, names) -> None:
+        self._nodes.update(dict.fromkeys(names))
+
+    def has_edge(self, u: str, v: str, key: tuple[str, str]) -> bool:
+        return (u, v, *key) in self._edges
+
+    def add_edge(self, u: str, v: str, key: tuple[str, str], hop: Hop) -> None:
+        self._nodes.setdefault(u, None)
+        self._nodes.setdefault(v, None)
+        self._edges[(u, v, *key)] = hop
+
+    def number_of_edges(self) -> int:
+        return len(self._edges)
+
+    def edges(self, keys: bool = False, data: bool = False):
+        for (u, v, site, rule), hop in self._edges.items():
+            out = (u, v, (site, rule)) if keys else (u, v)
+            yield out + ({"hop": hop},) if data else out
 
 
 class Explorer:
@@ -191,8 +232,12 @@ class Explorer:
                 ex.seen_sites.add(site_key)
                 ex.call_sites += 1
             for why in dict.fromkeys(d.unresolved):
-                ex.unresolved.append(UnresolvedSite(Unresolved(fn.qual, *self._site(fn, node), why),
-                                                    node, fn, depth, state))
+                row = Unresolved(fn.qual, *self._site(fn, node), why)
+                if not self.whole_tree:
+                    ex.unresolved.append(UnresolvedSite(row, node, fn, depth, state))
+                elif row not in ex.rows_seen:  # the graph lists each row once, and only the row
+                    ex.rows_seen.add(row)
+                    ex.unresolved.append(UnresolvedSite(row, None, None, 0, None))
             if self._follow(ex, state, fn, node, d, None, is_target, nxt):
                 return True
         for kind, node in fn.implicit_calls(implicit_calls):

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Callable, Iterable
 
 from . import workers
-from .explore import Exploration, Explorer, graph_view, new_graph
+from .explore import EdgeTable, Exploration, Explorer, graph_view
 from .index.project import Project
 from .semantics.binding import self_context
 from .infer.evaluator import Evaluator
@@ -49,7 +49,7 @@ def whole_tree(project: Project, binds: dict[str, str], roots: tuple[str, ...], 
     ev = Evaluator(project, binds, max_depth=EXPORT_INFER_DEPTH, max_return_contexts=EXPORT_RETURN_CONTEXTS,
                    registries=registries)
     explorer = Explorer(project, ev, whole_tree=True)
-    ex = Exploration(graph=new_graph())
+    ex = Exploration(graph=EdgeTable())
 
     # Pass one: every function with its parameters unbound; what each call site binds is folded
     # into its callee's union as it is met (the callee contexts themselves are not kept).
@@ -98,6 +98,8 @@ class _Rounds:
                     if not vals <= have:
                         if any(isinstance(v, _HANDED) for v in vals - have):
                             self.handed.add(ctx.fn)
+                        if have.__class__ is frozenset:  # shared with a context (next_contexts)
+                            have = params[name] = set(have)
                         have.update(vals)
                         self.grown[ctx.fn] = None
 
@@ -110,9 +112,12 @@ class _Rounds:
         for fn in sorted(self.grown):
             if not first and fn not in self.handed:
                 continue
-            binds = tuple(sorted((n, frozenset(ordered(v)[:EXPORT_UNION_VALUES]))
-                                 for n, v in self.union[fn].items()))
-            ctx = Ctx(fn, binds)
+            params = self.union[fn]
+            kept = {n: frozenset(ordered(v)[:EXPORT_UNION_VALUES]) for n, v in params.items()}
+            for n, v in kept.items():
+                if len(v) == len(params[n]):
+                    params[n] = v  # the union is the context's set: held once, not twice
+            ctx = Ctx(fn, tuple(sorted(kept.items())))
             if ctx not in self.resolved:
                 self.resolved.add(ctx)
                 out.append(ctx)

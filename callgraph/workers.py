@@ -22,7 +22,7 @@ import sys
 import traceback
 from typing import Callable, Iterator
 
-from .explore import Exploration, Explorer, UnresolvedSite, new_graph
+from .explore import EdgeTable, Exploration, Explorer, UnresolvedSite
 from .values import Ctx
 
 # Below this many functions a sweep is not worth a fork.
@@ -76,7 +76,7 @@ def _fork(explorer: Explorer, chunk: list[Ctx]) -> tuple[int, int]:
     try:
         project = explorer.p
         had_modules, had_functions = set(project.modules), set(project.functions)
-        mine = Exploration(graph=new_graph())
+        mine = Exploration(graph=EdgeTable())
         callees = list(explorer.sweep(mine, chunk))
         payload = ("ok", {
             # what the sweep loaded (modules its imports reach) and met (lambdas): the parent
