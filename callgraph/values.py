@@ -230,9 +230,25 @@ def memoised(table: dict, key, tags: set, compute) -> FrozenSet[Value]:
     table[key] = _IN_PROGRESS
     found: set = set()
     result = widen_containers(frozenset(compute(found)))
-    table[key] = (result, frozenset(found))
+    table[key] = (result, tag_set(found))
     tags |= found
     return result
+
+
+# Distinct sets of rule names a memo entry records: a few hundred, but one frozenset (216 bytes
+# at least) per entry without sharing, half a million entries on transformers' export.
+_TAG_SETS: dict = {frozenset(): EMPTY}
+
+
+def tag_set(tags: set) -> frozenset:
+    """`frozenset(tags)`, one shared object per distinct set."""
+    fs = frozenset(tags)
+    found = _TAG_SETS.get(fs)
+    if found is None:
+        if len(_TAG_SETS) > 10_000:
+            _TAG_SETS.clear()
+        found = _TAG_SETS[fs] = fs
+    return found
 
 
 def ordered(vals) -> list:

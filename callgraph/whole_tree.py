@@ -48,6 +48,8 @@ def whole_tree(project: Project, binds: dict[str, str], roots: tuple[str, ...], 
         progress(f"resolving {len(starts)} functions" + (f" in {jobs} processes" if jobs > 1 else ""))
     ev = Evaluator(project, binds, max_depth=EXPORT_INFER_DEPTH, max_return_contexts=EXPORT_RETURN_CONTEXTS,
                    registries=registries)
+    ev.registries.adapters  # the registries' tables, read off every file's text, then the texts go
+    project.forget_texts()
     explorer = Explorer(project, ev, whole_tree=True)
     ex = Exploration(graph=EdgeTable())
 

@@ -55,6 +55,13 @@ class Project:
             self._texts = self.sources.texts()
         return self._texts
 
+    def forget_texts(self) -> None:
+        """Let the source texts go (texts() reads them again if asked). A whole-tree export
+        holds every parsed tree; the texts, 120 MB on transformers, were read for the
+        registries' tables and are not needed again."""
+        self._texts = None
+        self.sources.forget_texts()
+
     def subclass_candidates(self, base_name: str, methods: tuple[str, ...]) -> list[Path]:
         """Files that may define a subclass of a class named `base_name` (transitively, by the
         names in class headers, found by one regex pass over the texts, or read off the parsed

@@ -122,6 +122,10 @@ class Sources:
             out.append((p, src.searchable))
         return out
 
+    def forget_texts(self) -> None:
+        """Drop the files kept for texts(); their digests stay."""
+        self._kept.clear()
+
     def text(self, path: Path) -> str | None:
         """The decoded text (read now unless kept), or None when it cannot be read or decoded."""
         src = self._read(path, keep=False)
