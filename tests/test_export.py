@@ -272,3 +272,41 @@ def test_export_fixture(expected):
     edges = {(e.caller, e.callee, e.site, e.rule) for e in view.edges}
     for e in case["edges"]:
         assert (e["caller"], e["callee"], e["site"], e["rule"]) in edges, e
+
+
+def test_edge_table_reads_as_a_multidigraph():
+    """The export's edge table (explore.EdgeTable) answers has_edge/edges/nodes as the
+    networkx MultiDiGraph it stands in for, a re-added edge replacing its hop."""
+    from callgraph.explore import EdgeTable, new_graph
+
+    table, graph = EdgeTable(), new_graph()
+    hops = [Hop("m.a", "m.b", "m.py:2:4", "b()", "direct"), Hop("m.a", "m.b", "m.py:3:4", "b()", "direct"),
+            Hop("m.a", "m.b", "m.py:3:4", "b()", "mro"), Hop("m.b", "ext.f", "m.py:7:4", "f()", "external"),
+            Hop("m.b", "ext.f", "m.py:7:4", "f(x)", "external")]
+    for g in (table, graph):
+        g.add_node("m.z")
+        for h in hops:
+            g.add_edge(h.caller, h.callee, key=(h.site, h.rule), hop=h)
+    assert table.number_of_edges() == graph.number_of_edges() == 4
+    assert sorted(table.edges(keys=True, data=True), key=repr) == sorted(graph.edges(keys=True, data=True), key=repr)
+    assert sorted(table.edges(data=True), key=repr) == sorted(graph.edges(data=True), key=repr)
+    assert list(table.nodes) == list(graph.nodes)
+    for h in hops:
+        assert table.has_edge(h.caller, h.callee, key=(h.site, h.rule))
+    assert not table.has_edge("m.a", "m.b", key=("m.py:2:4", "mro"))
+
+
+def test_texts_let_go_are_read_again(tmp_path):
+    """whole_tree lets the source texts go after the registries read them; texts() then reads
+    the same texts again."""
+    from callgraph.index.project import Project
+    from callgraph.roots import find_roots
+
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "m.py").write_text("def f():\n    return 1\n")
+    project = Project(find_roots([str(tmp_path / "pkg")], None))
+    first = project.texts()
+    project.forget_texts()
+    assert project._texts is None and not project.sources._kept
+    assert project.texts() == first and any("def f()" in text for _, text in first)
