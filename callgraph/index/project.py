@@ -40,6 +40,7 @@ class Project:
         self._texts: list[tuple[Path, str]] | None = None
         self.sources = Sources(roots, self._warn_once, self._skipped_file, max_file_mb)  # the one reader
         self._class_headers: dict[str, set[tuple[str, Path]]] | None = None
+        self._multi_base: set[tuple[str, Path]] | None = None  # (class, file) with several bases
         self._loaded_all = False  # every scope file parsed (load_all)
         self._def_names: dict[Path, set[str]] | None = {}  # None: read off the texts (_defs_in)
         self._def_names_read: dict[Path, set[str]] = {}
@@ -65,19 +66,26 @@ class Project:
     def subclass_candidates(self, base_name: str, methods: tuple[str, ...]) -> list[Path]:
         """Files that may define a subclass of a class named `base_name` (transitively, by the
         names in class headers, found by one regex pass over the texts, or read off the parsed
-        classes once load_all() has parsed the scope) which defines one of `methods` itself.
-        The class hierarchy then parses these few files, not the whole tree."""
+        classes once load_all() has parsed the scope) which defines one of `methods` itself, or
+        whose class has several bases (`class Mixed(Other, Base)` may take the method from
+        `Other`). The class hierarchy then parses these few files, not the whole tree."""
         if self._class_headers is None:
             if self._loaded_all:
                 self._headers_from_trees()
             else:
                 self._headers_from_texts()
+        if self._multi_base is None:  # classes with several bases: a sibling base may give the method
+            seen_once: set = set()
+            self._multi_base = set()
+            for entries in self._class_headers.values():
+                for entry in entries:
+                    (self._multi_base if entry in seen_once else seen_once).add(entry)
         seen: set[str] = set()
         files: set[Path] = set()
         todo = [base_name]
         while todo:
             for sub, path in self._class_headers.get(todo.pop(), ()):
-                if not self._defs_in(path).isdisjoint(methods):
+                if not self._defs_in(path).isdisjoint(methods) or (sub, path) in self._multi_base:
                     files.add(path)
                 if sub not in seen:
                     seen.add(sub)
@@ -105,6 +113,7 @@ class Project:
                 for name in re.findall(r"(\w+)\s*(?:\[[^\]]*\])?\s*(?:,|$)", m.group(2).strip()):
                     headers.setdefault(name, set()).add((m.group(1), path))
         self._class_headers = headers
+        self._multi_base = None
         self._def_names = None  # read per file when subclass_candidates asks (_defs_in)
         return True
 
@@ -131,6 +140,7 @@ class Project:
                 if name is not None:
                     headers.setdefault(name, set()).add((info.name, info.module.path))
         self._class_headers = headers
+        self._multi_base = None
         self._def_names = {}
         for fn in self.functions.values():
             self._def_names.setdefault(fn.module.path, set()).add(fn.name)

@@ -5,7 +5,9 @@ at run time an instance of that class or of any subclass, so a method call or a 
 it may run every override the tree defines. Such a value is not `exact` (`values.VInst`); for
 it the lookup adds, to what the base class itself gives, each in-tree subclass (transitively,
 found by `Project.subclass_candidates`' name search, then confirmed by the MRO) that defines
-the attribute itself. An exact instance (one the tree constructs) runs its own class's only.
+the attribute itself or takes it from a base beside it (`class Mixed(Other, Base)`); each runs
+with `self` an instance of that subclass or of any below it. An exact instance (one the tree
+constructs) runs its own class's only.
 """
 from __future__ import annotations
 
@@ -16,7 +18,10 @@ from .rule import Rule
 
 
 class ClassHierarchy(Rule):
-    """a receiver known only by a base type (an annotation) dispatches to every override in the tree"""
+    """a receiver known only by a base type (an annotation) dispatches to every override in the tree,
+    and to a method a subclass takes from a base beside it (`class Mixed(Other, Base)`); an
+    override runs with `self` any instance of its class or below, so what it calls on `self`
+    dispatches to their overrides too"""
 
     name = "class-hierarchy"
     where = ("semantics/class_hierarchy.py", "infer/classes.py", "semantics/module_call.py", "semantics/oracle.py")
@@ -26,8 +31,12 @@ RULE = ClassHierarchy()
 
 
 def overriders(ev, qual: str, names: tuple[str, ...]) -> list[str]:
-    """In-tree subclasses of `qual` (transitively) that define one of `names` themselves
-    (`ClassModel.overriders` memoises this)."""
+    """In-tree subclasses of `qual` (transitively) on which one of `names` is not what `qual`
+    itself gives: defined by the subclass, or taken from a base outside `qual`'s hierarchy
+    (`class Mixed(Other, Base)` runs `Other.update` on a value typed `Base`) (`ClassModel.overriders`
+    memoises this). A subclass inheriting the method from another subclass is not listed: that
+    one is, and it runs with `self` known only by its type (`receiver`), so the overrides below
+    it of what it calls on `self` count too."""
     p, classes = ev.p, ev.classes
     out = []
     for path in p.subclass_candidates(qual.rsplit(".", 1)[-1], names):
@@ -36,9 +45,24 @@ def overriders(ev, qual: str, names: tuple[str, ...]) -> list[str]:
             continue
         for info in p.classes_in(mod):
             q = info.qual
-            if q != qual and any(n in info.methods for n in names) and qual in classes.mro(q):
+            if q != qual and qual in classes.mro(q) and (
+                    any(n in info.methods for n in names) or any(_from_sibling(classes, qual, q, n) for n in names)):
                 out.append(q)
     return out
+
+
+def _from_sibling(classes, qual: str, sub: str, name: str) -> bool:
+    """Whether `sub` (a subclass of `qual`) takes `name` from a class that is neither in
+    `qual`'s own MRO nor a subclass of `qual`: a base beside it in a multiple inheritance."""
+    found = classes.method(sub, name)
+    return found is not None and found[1] not in classes.mro(qual) and qual not in classes.mro(found[1])
+
+
+def receiver(sub: str) -> VInst:
+    """`self` of a subclass's method run on a value known only by a base type: an instance of
+    `sub` or of any subclass of it (not exact), so what the method calls on `self` dispatches
+    to the overrides below `sub` too."""
+    return VInst(sub, exact=False)
 
 
 def receivers(classes, v: VInst, names: tuple[str, ...]) -> list[str]:
@@ -48,14 +72,14 @@ def receivers(classes, v: VInst, names: tuple[str, ...]) -> list[str]:
 
 
 def attribute(classes, v: VInst, attr: str, tags: set[str]) -> FrozenSet[Value]:
-    """`v.attr` for `v` known by its base type: each override's method, bound to an exact
-    instance of the subclass that defines it."""
+    """`v.attr` for `v` known by its base type: each override's method, bound to an instance
+    of the subclass that gives it (`receiver`)."""
     out: set[Value] = set()
     if v.exact:
         return frozenset()
     for sub in classes.overriders(v.qual, (attr,)):
         found = classes.method(sub, attr)
-        if found is not None and found[1] == sub:
+        if found is not None and found[1] not in classes.mro(v.qual):
             tags.add(RULE.name)
-            out |= classes.bind_method(found[0], VInst(sub, exact=True), sub, tags)
+            out |= classes.bind_method(found[0], receiver(sub), sub, tags)
     return frozenset(out)

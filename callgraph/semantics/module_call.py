@@ -28,10 +28,10 @@ class ModuleCall(Rule):
         out: set = set()
         classes = class_hierarchy.receivers(cm, v, ("__call__", "forward"))
         for i, qual in enumerate(classes):
-            inst = v if i == 0 else VInst(qual)
+            inst = v if i == 0 else class_hierarchy.receiver(qual)
             dunder = cm.method(qual, "__call__")
             fwd = cm.method(qual, "forward")
-            if i > 0 and not ((dunder and dunder[1] == qual) or (fwd and fwd[1] == qual)):
+            if i > 0 and not ((dunder and dunder[1] not in cm.mro(v.qual)) or (fwd and fwd[1] not in cm.mro(v.qual))):
                 continue  # a subclass that overrides nothing adds no target
             if dunder is not None:
                 rule = CALL_METHOD.name if i == 0 else class_hierarchy.RULE.name

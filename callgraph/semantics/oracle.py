@@ -47,6 +47,6 @@ def targets(answer, classes) -> Iterator[tuple[str, Ctx, tuple[str, ...]]]:
     elif answer.kind == "instance":
         for qual in [answer.qual] + classes.overriders(answer.qual, _CALLED):
             m = classes.method(qual, "__call__") or classes.method(qual, "forward")
-            if m is not None and (qual == answer.qual or m[1] == qual):
+            if m is not None and (qual == answer.qual or m[1] not in classes.mro(answer.qual)):
                 via = ("module-call",) if qual == answer.qual else ("module-call", CLASS_HIERARCHY.name)
-                yield m[0].qual, self_context(m[0], VInst(qual)), via
+                yield m[0].qual, self_context(m[0], VInst(qual, exact=False)), via  # any subclass too
