@@ -16,7 +16,7 @@ from ..semantics import bound as bound_rule, container_subclass, external, open_
 from ..semantics.builtins_model import seq_method
 from ..semantics.computed_getattr import RULE as COMPUTED_GETATTR
 from ..semantics.container_subclass import held
-from ..semantics.binding import bind
+from ..semantics.binding import OR_DEFAULT, bind
 from ..semantics.protocol import Inference, Scope
 from ..semantics.rule import Call, CallArgs, Dispatch, Target
 from ..values import EMPTY, Ctx, Value, VConst, VExt, VInst, VSeq, VSuper, VUnknown, ordered
@@ -124,14 +124,32 @@ class CallModel:
             if kw.arg is not None:
                 a.kw[kw.arg] = vals
                 continue
-            for m in vals:
-                if isinstance(m, VSeq) and m.kind == "dict" and m.keys is not None:
-                    for k, kv in m.keys:
-                        a.kw.setdefault(k, kv)
-                else:
-                    a.has_kw_star = True
-                    a.kw_star = a.kw_star | (m.elems if isinstance(m, VSeq) else frozenset({m}))
+            self._spread(a, vals)
         return a
+
+    @staticmethod
+    def _spread(a: CallArgs, vals: FrozenSet[Value]) -> None:
+        """`f(**m)`, m one of `vals`: a dict of known keys fills those keywords; any other mapping
+        fills every parameter not named otherwise (kw_star). Over several possible mappings
+        (`f(**D[k])`) a keyword holds what each mapping gives it, and where one of them may lack
+        it (another dict's keys, an unknown mapping) it may also be the other mapping's values or
+        the parameter's default (binding.OR_DEFAULT): before, the first dict's value alone was
+        kept, so a callback passed in the second was never followed."""
+        known = [m for m in vals if isinstance(m, VSeq) and m.kind == "dict" and m.keys is not None]
+        others = [m for m in vals if not (isinstance(m, VSeq) and m.kind == "dict" and m.keys is not None)]
+        rest = EMPTY
+        for m in others:
+            a.has_kw_star = True
+            rest = rest | (m.elems if isinstance(m, VSeq) else frozenset({m}))
+        a.kw_star = a.kw_star | rest
+        spread: dict[str, FrozenSet[Value]] = {}
+        for m in known:
+            for k, kv in m.keys:
+                spread[k] = spread.get(k, EMPTY) | kv
+        for k, kv in spread.items():
+            if others or not all(any(k == key for key, _ in m.keys) for m in known):
+                kv = kv | rest | {OR_DEFAULT}
+            a.kw[k] = a.kw.get(k, EMPTY) | kv
 
     # -- dispatch on one callee value -------------------------------------------------------
     def call_value(self, v: Value, args: CallArgs, node: ast.Call, scope: Scope, d: Dispatch, tags: set[str]) -> FrozenSet[Value]:

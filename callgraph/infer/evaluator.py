@@ -150,6 +150,8 @@ class Evaluator(Sequences, Annotations):
                 if bound is not None:
                     if name != first_param(fn) or fn.cls is None:
                         tags.add(binding.RULE.name)
+                    if binding.OR_DEFAULT in bound:   # the argument may be missing: its default too
+                        bound = (bound - {binding.OR_DEFAULT}) | self.unbound_param(fn, name, ctx, tags)
                 else:
                     bound = self.unbound_param(fn, name, ctx, tags)
                 if found is None:

@@ -20,11 +20,19 @@ from .rule import CallArgs, Rule
 # the parameter is bound to the union seen so far (bounds the number of contexts per function).
 MAX_BOUND_VALUES = 24
 
+# In a parameter's bound set: the argument may be missing, so the parameter may hold its default
+# too (`f(*args)` / `f(**kw)` that may not fill it; `f(**D[k])` over dicts of different keys).
+# Reading the parameter (Evaluator.lookup) replaces it by the default and annotation; anything
+# else that reads a bound set sees an unknown, never nothing.
+OR_DEFAULT = VUnknown("the argument may be missing here: the parameter may hold its default")
+
 
 class ParamBinding(Rule):
     """a parameter typed from the argument bound at the caller's call site: keywords,
-    positionals, defaults, `*args`/`**kwargs` pass-through. Contexts are per call site, so a
-    shared helper never mixes the models of two callers"""
+    positionals, defaults, `*args`/`**kwargs` pass-through; `f(**D[k])` over several dicts binds
+    each key to what any of them gives, and a parameter that a `*`/`**` argument may not fill
+    also holds its default. Contexts are per call site, so a shared helper never mixes the
+    models of two callers"""
 
     name = "param-binding"
     where = ("semantics/binding.py", "infer/evaluator.py")
@@ -57,11 +65,12 @@ def bind(fn: FuncInfo, self_val: Value | None, args: CallArgs, closure: Ctx | No
         binds[positional[0]] = frozenset({self_val})
         positional = positional[1:]
     pos = list(args.pos)
+    defaulted = _defaulted(fn)
     for i, name in enumerate(positional):
         if i < len(pos):
             binds[name] = pos[i]
-        elif args.has_star and args.star:
-            binds[name] = args.star
+        elif args.has_star and args.star:   # `*xs` may be too short to reach it
+            binds[name] = args.star | ({OR_DEFAULT} if name in defaulted else EMPTY)
     extra = pos[len(positional):]
     if a.vararg:
         elems = frozenset().union(*extra) if extra else EMPTY
@@ -70,14 +79,14 @@ def bind(fn: FuncInfo, self_val: Value | None, args: CallArgs, closure: Ctx | No
         binds[a.vararg.arg] = frozenset({VSeq(elems, "tuple", tuple(extra) if not args.has_star else None)})
     leftover: dict[str, FrozenSet[Value]] = {}
     for key, val in args.kw.items():
-        if key in positional or key in kwonly:
-            binds[key] = val
+        if key in positional or key in kwonly:   # no default: a missing one raises, no call
+            binds[key] = val if key in defaulted or OR_DEFAULT not in val else val - {OR_DEFAULT}
         else:
             leftover[key] = val
-    if args.has_kw_star and args.kw_star:
+    if args.has_kw_star and args.kw_star:   # `**m` of unknown keys may or may not name it
         for name in positional + kwonly:
             if name not in binds:
-                binds[name] = args.kw_star
+                binds[name] = args.kw_star | ({OR_DEFAULT} if name in defaulted else EMPTY)
     if a.kwarg:
         items = tuple(sorted(leftover.items()))
         elems = frozenset().union(*leftover.values()) if leftover else EMPTY
@@ -85,6 +94,15 @@ def bind(fn: FuncInfo, self_val: Value | None, args: CallArgs, closure: Ctx | No
     for name, vals in list(binds.items()):
         binds[name] = _bounded(vals)
     return Ctx(fn.qual, tuple(sorted(binds.items(), key=lambda kv: kv[0])), closure)
+
+
+def _defaulted(fn: FuncInfo) -> set[str]:
+    """The parameters of `fn` that have a default value."""
+    a = fn.node.args
+    positional = a.posonlyargs + a.args
+    out = {p.arg for p in positional[len(positional) - len(a.defaults):]}
+    out.update(p.arg for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None)
+    return out
 
 
 # One call's argument sets are bound once per target: a call dispatched over a class hierarchy
@@ -144,7 +162,9 @@ def _normal(vals: FrozenSet[Value]) -> FrozenSet[Value]:
         return vals  # nothing to forget (the common case: instances, functions, classes)
     out = set()
     for v in vals:
-        if isinstance(v, VUnknown):
+        if v is OR_DEFAULT or v == OR_DEFAULT:
+            out.add(OR_DEFAULT)
+        elif isinstance(v, VUnknown):
             out.add(_OPAQUE_UNKNOWN)
         elif isinstance(v, VConst) and not isinstance(v.value, (str, StrPattern)):  # names kept (getattr)
             out.add(NONE)
