@@ -25,7 +25,7 @@ from . import adapters
 from .formats import Format, get_format
 from .layers import LayerSelection, select_layers
 from .locate import Target, locate
-from .manifest import close_manifest, open_manifest, proof_hash, read_manifest
+from .manifest import EARLIER, carry_over, close_manifest, open_manifest, proof_hash, read_manifest
 from .atomic import clean_temps
 from .transfer import HostPool, Mover, Staging
 from .writer import Job, Writer
@@ -140,7 +140,7 @@ class Capture:
             if exc_type is None:
                 raise
         if exc_type is None and stats is not None:
-            self._manifest.update(self._results(stats))
+            self._manifest.update(carry_over(self._manifest.pop(EARLIER, None), self._results(stats)))
             if self.primary and self.finish:
                 close_manifest(self.out_dir, self._manifest)
 

@@ -192,6 +192,7 @@ def dump(ctx, model_dir, random_init, seed, data, layers, convention, fmt, out_d
         done = cap.done_ids
         mine = [b for b in ranks.mine(batches_plan) if not set(b) <= done]
         todo = [i for b in mine for i in b if i not in done]
+        state["todo"] = len(todo)
         if done and ranks.primary:
             _echo(f"resuming: {len(done)} samples already in {out_dir}, "
                   f"{summary.samples - len(done)} to do")
@@ -245,11 +246,16 @@ def dump(ctx, model_dir, random_init, seed, data, layers, convention, fmt, out_d
         if not ranks.primary:
             return 0
     rate = manifest["tokens_written"] / state["seconds"] if state["seconds"] else 0
-    _echo(f"wrote {manifest['samples_written']} samples, {manifest['tokens_written']} tokens, "
-          f"{manifest['bytes_written'] / 1e9:.3f} GB to {out_dir} ({fmt})"
-          + (f" from {ranks.world} ranks" if ranks.distributed else "")
-          + f" in {state['seconds']:.1f} s ({rate:,.0f} tokens/s)"
-          + f"; fired: {', '.join(manifest.get('fired_paths', []))}")
+    if not state.get("todo") and not ranks.distributed:
+        _echo(f"nothing left to do: all {manifest['samples_on_disk']} samples are already in "
+              f"{out_dir} ({fmt}); fired when they were made: "
+              f"{', '.join(manifest.get('fired_paths', [])) or 'not recorded'}")
+    else:
+        _echo(f"wrote {manifest['samples_written']} samples, {manifest['tokens_written']} tokens, "
+              f"{manifest['bytes_written'] / 1e9:.3f} GB to {out_dir} ({fmt})"
+              + (f" from {ranks.world} ranks" if ranks.distributed else "")
+              + f" in {state['seconds']:.1f} s ({rate:,.0f} tokens/s)"
+              + f"; fired: {', '.join(manifest.get('fired_paths', []))}")
     if manifest["nan_skipped"]:
         _echo(f"skipped {len(manifest['nan_skipped'])} samples with NaN/Inf: "
               f"{manifest['nan_skipped'][:20]}")

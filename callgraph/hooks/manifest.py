@@ -17,6 +17,9 @@ from .atomic import atomic_json
 MANIFEST = "manifest.json"
 # Settings that must not change between a run and its resume: they change the data's meaning.
 IDENTITY = ("format", "model", "output_layer_ids", "dtype", "hidden_size", "num_layers", "target_path")
+# What a run confirms about the whole dataset, carried into a resume's manifest (carry_over).
+CARRIED = ("fired", "fired_paths", "adapters", "skipped_forwards", "nan_skipped")
+EARLIER = "earlier_runs"   # the carried results while a resume runs; folded in when it closes
 
 
 # Releases whose dumps in a format hold wrong data: (format, tool_version) -> what went wrong.
@@ -58,9 +61,34 @@ def open_manifest(out_dir: Path, fresh: dict) -> dict:
             what = "; ".join(f"{k}: {x!r} there, {y!r} now" for k, (x, y) in diff.items())
             raise ResumeMismatch(f"{path}: the dump there was made with other settings ({what}); "
                                  f"use another --out")
+        # a resume that was itself killed never folded its earlier runs in: take theirs
+        earlier = old.get(EARLIER) or {k: old[k] for k in CARRIED if k in old}
+    else:
+        earlier = {}
     data = dict(fresh, tool_version=__version__, complete=False)
+    if earlier:   # a resume: what the earlier runs confirmed stays on record (carry_over)
+        data[EARLIER] = earlier
     atomic_json(path, data)
     return data
+
+
+def carry_over(earlier: dict | None, now: dict) -> dict:
+    """This run's results with the earlier runs' confirmations kept: on a resume the manifest
+    says what fired, through which adapter, over the whole dataset's making (counts summed,
+    paths and skipped ids united), not only over this run's forwards, which are none when every
+    sample was already on disk. `samples_written`, `tokens_written` and `bytes_written` stay
+    this run's; `samples_on_disk` is the dataset's."""
+    if not earlier:
+        return now
+    fired = dict(earlier.get("fired", {}))
+    for path, n in now["fired"].items():
+        fired[path] = fired.get(path, 0) + n
+    return dict(now,
+                fired=dict(sorted(fired.items())),
+                fired_paths=sorted(set(earlier.get("fired_paths", [])) | set(now["fired_paths"])),
+                adapters=dict(sorted({**earlier.get("adapters", {}), **now["adapters"]}.items())),
+                skipped_forwards=earlier.get("skipped_forwards", 0) + now["skipped_forwards"],
+                nan_skipped=sorted(set(earlier.get("nan_skipped", [])) | set(now["nan_skipped"])))
 
 
 def read_manifest(out_dir: Path, fresh: dict) -> dict:
@@ -74,6 +102,7 @@ def read_manifest(out_dir: Path, fresh: dict) -> dict:
     if a != b:
         raise ResumeMismatch(f"{path}: written for other settings than this rank's "
                              f"({ {k: (a[k], b[k]) for k in IDENTITY if a[k] != b[k]} })")
+    old.pop(EARLIER, None)   # carried over once, by rank 0's own results
     return old
 
 

@@ -47,9 +47,27 @@ def test_dump_pretokenized_and_text_lines(tmp_path, model_dir, capsys):
     assert read_sample(out, 4)["input_ids"].tolist() == [1, 3, 2, 4]
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["convention"] == "input" and manifest["target_path"] == "model"
-    rc, err = run(capsys, "--model", model_dir, "--random-init", "--data", data, "--out", out,
-                  "--layers", "2,4,6", "--convention", "input", "--device", "cpu", "--dtype", "fp32")
-    assert rc == 0 and "resuming: 5 samples" in err and "wrote 0 samples" in err
+    first = {k: manifest[k] for k in ("fired", "fired_paths", "adapters")}
+    assert first["fired_paths"] == ["model.layers.1", "model.layers.3", "model.layers.5", "model.norm"]
+    again = ["--model", model_dir, "--random-init", "--data", data, "--out", out,
+             "--layers", "2,4,6", "--convention", "input", "--device", "cpu", "--dtype", "fp32"]
+    rc, err = run(capsys, *again)
+    assert rc == 0 and "resuming: 5 samples" in err
+    assert "nothing left to do: all 5 samples are already in" in err and "model.layers.1" in err, err
+    # a resume that had nothing to run keeps what the first run confirmed (it used to write
+    # fired: {} and adapters: {} over it, and the dump check then chose adapters afresh)
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert {k: manifest[k] for k in first} == first and manifest["complete"] is True
+    assert manifest["samples_written"] == 0 and manifest["samples_on_disk"] == 5
+    assert "earlier_runs" not in manifest
+    with open(data, "a") as f:   # one more line: the resume runs one forward, counts add up
+        f.write(json.dumps({"input_ids": [5, 6, 7]}) + "\n")
+    rc, err = run(capsys, *again)
+    assert rc == 0 and "wrote 1 samples" in err, err
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["fired_paths"] == first["fired_paths"] and manifest["adapters"] == first["adapters"]
+    assert all(manifest["fired"][p] > first["fired"][p] for p in first["fired_paths"])
+    assert manifest["samples_on_disk"] == 6
 
 
 @pytest.mark.parametrize("extra,msg", [
