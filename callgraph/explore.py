@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Iterator, NamedTuple, Optional
+from typing import TYPE_CHECKING, Callable, Iterator, NamedTuple, Optional
 
 
 from . import __version__
@@ -20,6 +20,9 @@ from .semantics import PRECEDENCE, constructor, decorators, external, iter_proto
 from .semantics.rule import Dispatch
 from .infer.evaluator import Evaluator, Scope
 from .values import Ctx
+
+if TYPE_CHECKING:   # imported where a graph is made (new_graph): a cached answer never needs it
+    import networkx as nx
 from .model import GraphView, Hop, Unresolved, hop_order, unresolved_order
 
 # Contexts explored per function before its further call sites are explored context-free:

@@ -14,7 +14,7 @@ from typing import FrozenSet
 from ..index.scopes import FuncInfo, dotted_text, first_param
 from ..semantics import open_values
 from ..semantics.protocol import Scope
-from ..values import EMPTY, NONE, Ctx, Value, VClass, VConst, VExt, VInst, VSeq, VUnknown, memoised, unknown
+from ..values import NONE, Ctx, Value, VClass, VConst, VExt, VInst, VSeq, VUnknown, memoised, unknown
 
 
 class Annotations:

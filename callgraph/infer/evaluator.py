@@ -16,7 +16,7 @@ from typing import Callable, FrozenSet, Iterable
 from ..index.project import Project
 from ..registries import Registries
 from ..index.scopes import MODULE_CODE, Binding, FuncInfo, ModuleInfo, first_param
-from ..semantics import binding, bound, computed_getattr, contextmanager, decorators, open_values, return_type
+from ..semantics import binding, bound, computed_getattr, contextmanager, decorators, return_type
 from ..semantics.builtins_model import builtin_lacks
 from ..semantics.containers import apply_stores, remote_stores
 from ..semantics.protocol import Scope
