@@ -74,21 +74,13 @@ def open_manifest(out_dir: Path, fresh: dict) -> dict:
 
 def carry_over(earlier: dict | None, now: dict) -> dict:
     """This run's results with the earlier runs' confirmations kept: on a resume the manifest
-    says what fired, through which adapter, over the whole dataset's making (counts summed,
-    paths and skipped ids united), not only over this run's forwards, which are none when every
-    sample was already on disk. `samples_written`, `tokens_written` and `bytes_written` stay
-    this run's; `samples_on_disk` is the dataset's."""
+    says what fired, through which adapter, over the whole dataset's making (folded as the
+    ranks' results are), not only over this run's forwards, which are none when every sample
+    was already on disk. `samples_written`, `tokens_written` and `bytes_written` stay this
+    run's; `samples_on_disk` is the dataset's."""
     if not earlier:
         return now
-    fired = dict(earlier.get("fired", {}))
-    for path, n in now["fired"].items():
-        fired[path] = fired.get(path, 0) + n
-    return dict(now,
-                fired=dict(sorted(fired.items())),
-                fired_paths=sorted(set(earlier.get("fired_paths", [])) | set(now["fired_paths"])),
-                adapters=dict(sorted({**earlier.get("adapters", {}), **now["adapters"]}.items())),
-                skipped_forwards=earlier.get("skipped_forwards", 0) + now["skipped_forwards"],
-                nan_skipped=sorted(set(earlier.get("nan_skipped", [])) | set(now["nan_skipped"])))
+    return dict(now, **_fold([earlier, now]))
 
 
 def read_manifest(out_dir: Path, fresh: dict) -> dict:
@@ -110,22 +102,30 @@ RESULT_KEYS = ("fired", "fired_paths", "adapters", "skipped_forwards", "samples_
                "samples_on_disk", "tokens_written", "bytes_written", "nan_skipped")
 
 
-def merge_results(results: list[dict], on_disk: int) -> dict:
-    """Every rank's `Capture` results as one (counts summed, paths and skipped ids united)."""
+def _fold(results: list[dict]) -> dict:
+    """The CARRIED results of several ranks or runs as one: counts summed, paths and skipped
+    ids united, adapters merged (a later one's name wins)."""
     fired: dict[str, int] = {}
     for r in results:
-        for path, n in r["fired"].items():
+        for path, n in r.get("fired", {}).items():
             fired[path] = fired.get(path, 0) + n
     return {
         "fired": dict(sorted(fired.items())),
-        "fired_paths": sorted({p for r in results for p in r["fired_paths"]}),
-        "adapters": dict(sorted({k: v for r in results for k, v in r["adapters"].items()}.items())),
-        "skipped_forwards": sum(r["skipped_forwards"] for r in results),
+        "fired_paths": sorted({p for r in results for p in r.get("fired_paths", [])}),
+        "adapters": dict(sorted({k: v for r in results for k, v in r.get("adapters", {}).items()}.items())),
+        "skipped_forwards": sum(r.get("skipped_forwards", 0) for r in results),
+        "nan_skipped": sorted({i for r in results for i in r.get("nan_skipped", [])}),
+    }
+
+
+def merge_results(results: list[dict], on_disk: int) -> dict:
+    """Every rank's `Capture` results as one (counts summed, paths and skipped ids united)."""
+    return {
+        **_fold(results),
         "samples_written": sum(r["samples_written"] for r in results),
         "samples_on_disk": on_disk,
         "tokens_written": sum(r["tokens_written"] for r in results),
         "bytes_written": sum(r["bytes_written"] for r in results),
-        "nan_skipped": sorted({i for r in results for i in r["nan_skipped"]}),
         "ranks": len(results),
     }
 
