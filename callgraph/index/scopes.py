@@ -40,6 +40,7 @@ class FuncInfo:
     _kind: str | None = None
     _local_reads: dict | None = None  # name -> local_read(name)
     _signature: tuple | None = None
+    _defaults: dict | None = None
     _first: str | None = None  # first parameter's name, "" for none (first_param)
     _reads: dict | None = None
     _untracked: set | None = None
@@ -206,6 +207,16 @@ class FuncInfo:
             a = self.node.args
             self._signature = (tuple(p.arg for p in a.posonlyargs + a.args), tuple(p.arg for p in a.kwonlyargs))
         return self._signature
+
+    def defaults(self) -> dict:
+        """Parameter name -> its default's expression, for the parameters that have one."""
+        if self._defaults is None:
+            a = self.node.args
+            positional = a.posonlyargs + a.args
+            out = dict(zip([p.arg for p in positional[len(positional) - len(a.defaults):]], a.defaults))
+            out.update({p.arg: d for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None})
+            self._defaults = out
+        return self._defaults
 
     def param_names(self) -> frozenset[str]:
         if self._params is None:

@@ -38,8 +38,7 @@ class Annotations:
             return frozenset({VSeq(unknown(f"**{name} of {fn.qual}"), "dict")})
         out: set[Value] = set()
         positional = a.posonlyargs + a.args
-        defaults = dict(zip([p.arg for p in positional[len(positional) - len(a.defaults):]], a.defaults))
-        defaults.update({p.arg: d for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None})
+        defaults = fn.defaults()
         outer = Scope(fn.module, fn.parent, closure)
         if name in defaults:
             out |= self.eval(defaults[name], outer, tags)

@@ -135,19 +135,22 @@ class CallModel:
         it (another dict's keys, an unknown mapping) it may also be the other mapping's values or
         the parameter's default (binding.OR_DEFAULT): before, the first dict's value alone was
         kept, so a callback passed in the second was never followed."""
-        known = [m for m in vals if isinstance(m, VSeq) and m.kind == "dict" and m.keys is not None]
-        others = [m for m in vals if not (isinstance(m, VSeq) and m.kind == "dict" and m.keys is not None)]
-        rest = EMPTY
-        for m in others:
-            a.has_kw_star = True
-            rest = rest | (m.elems if isinstance(m, VSeq) else frozenset({m}))
-        a.kw_star = a.kw_star | rest
         spread: dict[str, FrozenSet[Value]] = {}
-        for m in known:
-            for k, kv in m.keys:
-                spread[k] = spread.get(k, EMPTY) | kv
+        keysets = []   # each known dict's keys
+        rest = EMPTY   # what the other mappings hold
+        for m in vals:
+            if isinstance(m, VSeq) and m.kind == "dict" and m.keys is not None:
+                for k, kv in m.keys:
+                    spread[k] = spread.get(k, EMPTY) | kv
+                keysets.append({k for k, _ in m.keys})
+            else:
+                a.has_kw_star = True
+                rest = rest | (m.elems if isinstance(m, VSeq) else frozenset({m}))
+        a.kw_star = a.kw_star | rest
+        # the keys every possible mapping certainly names (none when some mapping's are unknown)
+        certain = set.intersection(*keysets) if keysets and len(keysets) == len(vals) else set()
         for k, kv in spread.items():
-            if others or not all(any(k == key for key, _ in m.keys) for m in known):
+            if k not in certain:
                 kv = kv | rest | {OR_DEFAULT}
             a.kw[k] = a.kw.get(k, EMPTY) | kv
 

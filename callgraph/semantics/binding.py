@@ -65,7 +65,7 @@ def bind(fn: FuncInfo, self_val: Value | None, args: CallArgs, closure: Ctx | No
         binds[positional[0]] = frozenset({self_val})
         positional = positional[1:]
     pos = list(args.pos)
-    defaulted = _defaulted(fn)
+    defaulted = fn.defaults()
     for i, name in enumerate(positional):
         if i < len(pos):
             binds[name] = pos[i]
@@ -94,15 +94,6 @@ def bind(fn: FuncInfo, self_val: Value | None, args: CallArgs, closure: Ctx | No
     for name, vals in list(binds.items()):
         binds[name] = _bounded(vals)
     return Ctx(fn.qual, tuple(sorted(binds.items(), key=lambda kv: kv[0])), closure)
-
-
-def _defaulted(fn: FuncInfo) -> set[str]:
-    """The parameters of `fn` that have a default value."""
-    a = fn.node.args
-    positional = a.posonlyargs + a.args
-    out = {p.arg for p in positional[len(positional) - len(a.defaults):]}
-    out.update(p.arg for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None)
-    return out
 
 
 # One call's argument sets are bound once per target: a call dispatched over a class hierarchy
@@ -162,7 +153,7 @@ def _normal(vals: FrozenSet[Value]) -> FrozenSet[Value]:
         return vals  # nothing to forget (the common case: instances, functions, classes)
     out = set()
     for v in vals:
-        if v is OR_DEFAULT or v == OR_DEFAULT:
+        if v == OR_DEFAULT:
             out.add(OR_DEFAULT)
         elif isinstance(v, VUnknown):
             out.add(_OPAQUE_UNKNOWN)
