@@ -29,6 +29,7 @@ RULES = (
     "constructor",      # Class(...) runs Class.__init__
     "module-call",      # nn.Module instance called -> forward (or an overriding __call__)
     "call-method",      # instance of a plain class called -> __call__
+    "attribute-store",  # receiver typed from the tree's stores by name (register_parameter, setattr, obj.x = v)
     "init-attribute",   # receiver typed from self.x = ... assignments
     "param-binding",    # receiver typed from the argument bound at the caller's call site
     "init-chain",       # a base __init__'s parameters bound by the subclass's super().__init__(...)

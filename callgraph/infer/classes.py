@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import FrozenSet
 
 from ..index.scopes import ClassInfo, FuncInfo
-from ..semantics import class_hierarchy, container_subclass, init_attribute, mapping_mixin, mro, open_values, properties, super_call
+from ..semantics import attribute_store, class_hierarchy, container_subclass, init_attribute, mapping_mixin, mro, open_values, properties, super_call
 from ..semantics.protocol import Inference, Scope
 from ..values import Value, VClass, VExt, VFunc, VInst, VSuper, VUnknown, memoised, ordered, unknown
 
@@ -176,8 +176,10 @@ class ClassModel:
             if unk:
                 out.add(VUnknown(f"{_short(v.qual)}.{attr}: base not resolved ({unk[0]})"))
             elif ext and all(b in MODULE_BASES for b in ext) and open_values.module_attribute(v.qual, attr):
-                # not torch.nn.Module's own, and never assigned by the class's code
-                out.add(open_values.module_attribute(v.qual, attr))
+                # not torch.nn.Module's own, and never assigned by the class's code: what the
+                # tree's stores by name put there (register_parameter, setattr, obj.x = v)
+                stored = attribute_store.values(self.ev, v, attr, tags)
+                out |= stored if stored is not None else {open_values.module_attribute(v.qual, attr)}
             elif ext:
                 out.add(VExt(f"{ext[0]}.{attr}"))
             else:

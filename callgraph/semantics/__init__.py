@@ -18,7 +18,7 @@ exploration records).
 """
 from __future__ import annotations
 
-from . import (binding, bound, builtins_model, callbacks, class_hierarchy, computed_getattr, constructor,
+from . import (attribute_store, binding, bound, builtins_model, callbacks, class_hierarchy, computed_getattr, constructor,
                container_subclass, containers, contextmanager, decorators, direct, external, init_attribute, init_chain,
                iter_protocol, iterators, mapping_mixin, module_call, mro, oracle, partial, properties, registry, return_type, super_call)
 from .rule import Call, Outcome, Rule
@@ -44,6 +44,7 @@ REGISTRY: tuple[Rule, ...] = (
     return_type.RULE,
     init_chain.RULE,
     binding.RULE,
+    attribute_store.RULE,
     init_attribute.RULE,
     mro.RULE,
     constructor.RULE,
