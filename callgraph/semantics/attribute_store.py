@@ -17,9 +17,20 @@ that write the instance's dict wholesale (`obj.__dict__[k] = v`, `vars(obj).upda
 store into an instance of that method's class: it counts only for a class that inherits the
 method's class. The attribute stays open (unknown, naming the store) when any store that can
 name it puts there a value not known, a descriptor (`property(...)`), or one the evaluator
-cannot read; when no store names it at all; when a scope file could not be read; and when the
-tree calls torch's parametrisation or pruning helpers, which set attributes by name themselves.
-Stores in files outside the scope are not seen (as for the name bound, relevance.py).
+cannot read; when no store names it at all; when the class defines `__getattr__` (it answers
+a read no store reached); when a store function is used as a value (`put = setattr`,
+`old = nn.Module.register_parameter`: its calls are not read); when a scope file could not be
+read; and when one
+of torch's parametrisation or pruning helpers is given its name (`weight_norm(m)`: `weight`,
+`weight_g`, `weight_v`).
+Stores in files outside the scope are not seen (as for the name bound, relevance.py), nor those
+torch makes itself (`load_state_dict(assign=True)`'s tensors, torch.ao's module swaps) but for the
+parametrisation and pruning helpers above. A store's receiver rules it out only when it is
+known not to be such an instance (`setattr(OtherClass, name, v)`, an instance of an unrelated
+class, an outside class's instance made by name, `nn.Linear(...)`); a receiver not inferred may be one.
+On SGLang's `srt` and vLLM every such attribute stays open: both rebind
+`nn.Module.register_parameter` in their transformers backends (a store function used as a value)
+and set attributes by computed names with values their callers give.
 """
 from __future__ import annotations
 
@@ -31,7 +42,7 @@ from fnmatch import fnmatchcase
 from typing import FrozenSet, Iterator
 
 from ..index.scopes import MODULE_CODE, FuncInfo, ModuleInfo, first_param, walk_local
-from ..values import Value, VConst, VExt, VInst, VUnknown
+from ..values import Value, VClass, VConst, VExt, VFunc, VInst, VModule, VSeq, VUnknown
 from .computed_getattr import StrPattern
 from .protocol import Inference, Scope
 from .rule import Rule
@@ -49,6 +60,11 @@ OUTSIDE_WRITERS = {"register_parametrization": None, "weight_norm": "weight", "s
                    "orthogonal": "weight", "l1_unstructured": None, "random_unstructured": None,
                    "ln_structured": None, "random_structured": None, "custom_from_mask": None}
 DERIVED = ("", "_g", "_v", "_u", "_orig", "_mask")
+_MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module", "nn.Module"})
+_TORCH_OR_OBJECT = ("torch.", "nn.", "builtins.object", "object")
+_ALIAS_TEXT = re.compile(r"(?<![\w.])setattr\b(?!\s*\()|\.(?:register_parameter|register_buffer|add_module|"
+                         r"register_module|__setattr__)\b(?!\s*\()|['\"](?:setattr|register_parameter|register_buffer|"
+                         r"add_module|register_module|__setattr__)['\"]")
 # Names whose every use must be a call this module reads (`f = setattr; f(o, n, v)` is not read).
 _CALLED_ONLY = frozenset({"setattr", "register_parameter", "register_buffer", "add_module", "register_module",
                           "__setattr__"})
@@ -86,6 +102,7 @@ class Store:
     name_node: ast.AST | None
     value: ast.AST | None
     self_class: str | None
+    receiver: ast.AST | None = None  # the object stored into, where the store names it
 
 
 @dataclass
@@ -97,6 +114,7 @@ class _Table:
     by_name: dict[str, list[Store]] = field(default_factory=dict)
     scanned: set = field(default_factory=set)    # paths whose stores are in the table
     searched: set = field(default_factory=set)   # names whose files were all scanned
+    pending: list = field(default_factory=list)  # files that may hold a computed store, not read yet
     unreadable: str = ""         # a scope file that could not be parsed, if any
     aliased: str = ""            # a store method used as a value (`f = setattr`), if any
 
@@ -128,8 +146,6 @@ def _values(ev: Inference, cls_qual: str, exact: bool, attr: str) -> FrozenSet[V
     table = _table(ev)
     if table.aliased:
         return frozenset({VUnknown(f"'.{attr}' may be set by a store function used as a value ({table.aliased})")})
-    if table.unreadable:
-        return frozenset({VUnknown(f"'.{attr}' may be set in {table.unreadable}, which could not be read")})
     cm = ev.classes
     mro = set(cm.mro(cls_qual))
     if any(name in info.methods for k in mro if (info := cm.info(k)) is not None
@@ -137,7 +153,7 @@ def _values(ev: Inference, cls_qual: str, exact: bool, attr: str) -> FrozenSet[V
         return None  # the class's own __getattr__ answers a read the stores do not
     out: set[Value] = set()
     seen = False
-    for store in _named(ev, table, attr) + table.computed:
+    for store in _candidates(ev, table, attr):  # the computed ones first: they open most reads
         if exact and store.self_class is not None and store.self_class not in mro:
             continue  # a store into an instance of an unrelated class
         if store.name is not None and store.name != attr:
@@ -145,6 +161,8 @@ def _values(ev: Inference, cls_qual: str, exact: bool, attr: str) -> FrozenSet[V
         scope = Scope(store.fn.module, store.fn, None)
         if store.name is None and not _may_name(ev, store, scope, attr):
             continue
+        if store.receiver is not None and not _may_be(ev, store.receiver, scope, cls_qual, mro, exact):
+            continue  # `setattr(OtherClass, name, v)`, `tensor.attr = v`: never an instance of cls_qual
         seen = True
         if store.value is None:
             return frozenset({_open(store, attr, "a value not read off one expression")})
@@ -153,6 +171,8 @@ def _values(ev: Inference, cls_qual: str, exact: bool, attr: str) -> FrozenSet[V
             if isinstance(v, VUnknown) or (isinstance(v, VExt) and v.name in DESCRIPTORS):
                 return frozenset({_open(store, attr, "a value not known" if isinstance(v, VUnknown) else "a descriptor")})
         out |= stored
+    if table.unreadable:
+        return frozenset({VUnknown(f"'.{attr}' may be set in {table.unreadable}, which could not be read")})
     if not seen:
         return None
     return frozenset(out)
@@ -162,6 +182,46 @@ def _open(store: Store, attr: str, what: str) -> VUnknown:
     fn = store.fn
     return VUnknown(f"'.{attr}' may be set by {fn.module.display}:{store.node.lineno} "
                     f"({_text(store.node)}) to {what}")
+
+
+def _may_be(ev: Inference, receiver: ast.AST, scope: Scope, cls_qual: str, mro: set, exact: bool) -> bool:
+    """Whether the object a store writes into may be an instance of `cls_qual` (or, for a
+    class, one its instances read attributes from): an unknown value may."""
+    cm = ev.classes
+    for v in ev.eval(receiver, scope, set()):
+        if isinstance(v, (VConst, VModule, VFunc, VSeq)):
+            continue
+        if isinstance(v, VExt) and _made_outside(v.name):
+            continue  # an instance of an outside class made by name (`torch.empty(...)` is not one)
+        if isinstance(v, VExt) and _outside_class(v.name) and not v.name.startswith(_TORCH_OR_OBJECT) \
+                and _module_only(cm, mro):
+            continue  # `setattr(PreTrainedConfig, name, f)`: not torch.nn.Module, the one outside base
+        if isinstance(v, VClass):  # a class attribute, read by its instances and its subclasses
+            if v.qual in mro or not exact:  # (a subclass of cls_qual may mix the class in)
+                return True
+            continue
+        if isinstance(v, VInst):
+            if exact and (v.qual == cls_qual if v.exact else v.qual in mro):
+                return True
+            if not exact and (not v.exact or cls_qual in cm.mro(v.qual)):
+                return True
+            continue
+        return True
+    return False
+
+
+def _outside_class(name: str) -> bool:
+    return "(" not in name and not name.startswith("<") and name.rsplit(".", 1)[-1][:1].isupper()
+
+
+def _module_only(cm, mro: set) -> bool:
+    """Whether the classes' only outside bases are torch.nn.Module (whose own are `object`)."""
+    return all(b in _MODULE_BASES for k in mro for b in cm.external_bases(k))
+
+
+def _made_outside(name: str) -> bool:
+    head = name[:-2] if name.endswith("()") else ""
+    return bool(head) and "(" not in head and not head.startswith("<") and head.rsplit(".", 1)[-1][:1].isupper()
 
 
 def _may_name(ev: Inference, store: Store, scope: Scope, attr: str) -> bool:
@@ -183,19 +243,34 @@ def _may_name(ev: Inference, store: Store, scope: Scope, attr: str) -> bool:
 
 
 def _table(ev: Inference) -> _Table:
+    """The project's table; on first use, the files that may hold a computed store are listed
+    (by their text) and those that may use a store function as a value are read."""
     table = _TABLES.get(ev.p)
     if table is None:
         table = _TABLES[ev.p] = _Table()
-        for path, text in ev.p.texts():
-            if _COMPUTED_TEXT.search(text):
+        texts = ev.p.texts()
+        table.pending = [path for path, text in texts if _COMPUTED_TEXT.search(text)]
+        for path, text in texts:
+            if not table.aliased and _ALIAS_TEXT.search(text):
                 _scan(ev, table, path)
-        if ev.p.oversized:
-            table.unreadable = ev.p.display(ev.p.oversized[0])
+        if ev.p.oversized or ev.p.skipped:
+            table.unreadable = ev.p.display(sorted(ev.p.oversized or ev.p.skipped)[0])
     return table
 
 
-def _named(ev: Inference, table: _Table, attr: str) -> list[Store]:
-    """The stores of `attr` by its literal name, the files that spell it read on first ask."""
+def _candidates(ev: Inference, table: _Table, attr: str) -> Iterator[Store]:
+    """Every store that may set `attr`: the computed ones (files read as they are reached),
+    then those that spell it (the files whose text has `.attr =` or "attr" read on first ask)."""
+    i = 0
+    while True:
+        while i < len(table.computed):
+            yield table.computed[i]
+            i += 1
+        if not table.pending:
+            break
+        path = table.pending.pop()
+        if path not in table.scanned:
+            _scan(ev, table, path)
     if attr not in table.searched:
         table.searched.add(attr)
         name = re.escape(attr)  # `.x = v`, `.x += v`, `a.x, b = ...`, `(a.x): T = v`, a quoted "x"
@@ -204,7 +279,7 @@ def _named(ev: Inference, table: _Table, attr: str) -> list[Store]:
         for path, text in ev.p.texts():
             if path not in table.scanned and pattern.search(text):
                 _scan(ev, table, path)
-    return table.by_name.get(attr, [])
+    yield from table.by_name.get(attr, [])
 
 
 def _scan(ev: Inference, table: _Table, path) -> None:
@@ -268,7 +343,8 @@ def _stores(fn: FuncInfo) -> Iterator[Store]:
 
 
 def _aliased(fn: FuncInfo) -> str:
-    """The site where `fn` uses a store function as a value (not called), or ""."""
+    """The site where `fn` uses a store function as a value (not called, or named by a string
+    `getattr` may look up), or ""."""
     called = set()
     for node in _own_nodes(fn.node):
         if isinstance(node, ast.Call):
@@ -277,6 +353,8 @@ def _aliased(fn: FuncInfo) -> str:
             name = node.id if isinstance(node, ast.Name) else node.attr
             if name in _CALLED_ONLY and isinstance(node.ctx, ast.Load):
                 return f"{fn.module.display}:{node.lineno}"
+        elif isinstance(node, ast.Constant) and node.value in _CALLED_ONLY:  # getattr(m, "register_buffer")
+            return f"{fn.module.display}:{node.lineno}"
     return ""
 
 
@@ -300,15 +378,15 @@ def _flat(t: ast.AST) -> Iterator[ast.AST]:
 
 def _target_store(fn: FuncInfo, node: ast.AST, t: ast.AST, value: ast.AST | None) -> Iterator[Store]:
     if isinstance(t, ast.Attribute):
-        yield Store(fn, node, t.attr, None, value, _self_class(fn, t.value))
+        yield Store(fn, node, t.attr, None, value, _self_class(fn, t.value), t.value)
     elif isinstance(t, ast.Subscript):
         table = _table_of(t.value)
         if table is not None:  # obj.__dict__[k] = v, vars(obj)[k] = v, obj._parameters[k] = p
             key = t.slice
             if isinstance(key, ast.Constant) and isinstance(key.value, str):
-                yield Store(fn, node, key.value, None, value, _self_class(fn, table))
+                yield Store(fn, node, key.value, None, value, _self_class(fn, table), table)
             else:
-                yield Store(fn, node, None, key, value, _self_class(fn, table))
+                yield Store(fn, node, None, key, value, _self_class(fn, table), table)
 
 
 def _call_store(fn: FuncInfo, call: ast.Call) -> Iterator[Store]:
@@ -336,22 +414,26 @@ def _call_store(fn: FuncInfo, call: ast.Call) -> Iterator[Store]:
         return
     if f.attr in NAMING_METHODS:
         if any(isinstance(a, ast.Starred) for a in args) or any(k.arg is None for k in call.keywords):
-            yield Store(fn, call, None, None, None, _self_class(fn, f.value))
+            yield Store(fn, call, None, None, None, _self_class(fn, f.value), f.value)
             return
         kw = {k.arg: k.value for k in call.keywords}
         name = args[0] if args else kw.get("name")
         value = args[1] if len(args) > 1 else kw.get(NAMING_METHODS[f.attr])
         if name is not None:
             yield _named_store(fn, call, f.value, name, value)
+    elif f.attr in ("setdefault", "__setitem__") and _table_of(f.value) is not None and len(args) == 2 \
+            and not call.keywords:  # obj.__dict__.setdefault(k, v)
+        yield _named_store(fn, call, _table_of(f.value), args[0], args[1])
     elif f.attr in ("update", "setdefault", "__setitem__") and _table_of(f.value) is not None:
-        yield Store(fn, call, None, None, None, _self_class(fn, _table_of(f.value)))
+        owner = _table_of(f.value)
+        yield Store(fn, call, None, None, None, _self_class(fn, owner), owner)
 
 
 def _named_store(fn: FuncInfo, call: ast.Call, receiver: ast.AST, name: ast.AST, value: ast.AST | None) -> Store:
     self_class = _self_class(fn, receiver)
     if isinstance(name, ast.Constant) and isinstance(name.value, str):
-        return Store(fn, call, name.value, None, value, self_class)
-    return Store(fn, call, None, name, value, self_class)
+        return Store(fn, call, name.value, None, value, self_class, receiver)
+    return Store(fn, call, None, name, value, self_class, receiver)
 
 
 def _is_setattr_of(f: ast.AST) -> bool:
