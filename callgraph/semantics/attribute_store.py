@@ -62,9 +62,11 @@ OUTSIDE_WRITERS = {"register_parametrization": None, "weight_norm": "weight", "s
 DERIVED = ("", "_g", "_v", "_u", "_orig", "_mask")
 _MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module", "nn.Module"})
 _TORCH_OR_OBJECT = ("torch.", "nn.", "builtins.object", "object")
-_ALIAS_TEXT = re.compile(r"(?<![\w.])setattr\b(?!\s*\()|\.(?:register_parameter|register_buffer|add_module|"
+_ALIAS_TEXT = re.compile(r"\bsetattr\b(?!\s*\()|\.(?:register_parameter|register_buffer|add_module|"
                          r"register_module|__setattr__)\b(?!\s*\()|['\"](?:setattr|register_parameter|register_buffer|"
                          r"add_module|register_module|__setattr__)['\"]")
+# Calls that turn a string into a method of an object (`getattr(m, "add_module")`).
+_LOOKUPS = frozenset({"getattr", "attrgetter", "methodcaller"})
 # Names whose every use must be a call this module reads (`f = setattr; f(o, n, v)` is not read).
 _CALLED_ONLY = frozenset({"setattr", "register_parameter", "register_buffer", "add_module", "register_module",
                           "__setattr__"})
@@ -110,11 +112,11 @@ class _Table:
     """The scope's stores, found once per project: by literal name from the files whose text
     has `.name =` or the name quoted (on demand, per name), and every computed one."""
 
-    computed: list[Store] = field(default_factory=list)
+    computed: dict = field(default_factory=dict)  # path -> its stores by computed name
     by_name: dict[str, list[Store]] = field(default_factory=dict)
     scanned: set = field(default_factory=set)    # paths whose stores are in the table
     searched: set = field(default_factory=set)   # names whose files were all scanned
-    pending: list = field(default_factory=list)  # files that may hold a computed store, not read yet
+    files: list = field(default_factory=list)    # the files that may hold a computed store, in scope order
     unreadable: str = ""         # a scope file that could not be parsed, if any
     aliased: str = ""            # a store method used as a value (`f = setattr`), if any
 
@@ -249,7 +251,7 @@ def _table(ev: Inference) -> _Table:
     if table is None:
         table = _TABLES[ev.p] = _Table()
         texts = ev.p.texts()
-        table.pending = [path for path, text in texts if _COMPUTED_TEXT.search(text)]
+        table.files = [path for path, text in texts if _COMPUTED_TEXT.search(text)]
         for path, text in texts:
             if not table.aliased and _ALIAS_TEXT.search(text):
                 _scan(ev, table, path)
@@ -260,17 +262,13 @@ def _table(ev: Inference) -> _Table:
 
 def _candidates(ev: Inference, table: _Table, attr: str) -> Iterator[Store]:
     """Every store that may set `attr`: the computed ones (files read as they are reached),
-    then those that spell it (the files whose text has `.attr =` or "attr" read on first ask)."""
-    i = 0
-    while True:
-        while i < len(table.computed):
-            yield table.computed[i]
-            i += 1
-        if not table.pending:
-            break
-        path = table.pending.pop()
+    then those that spell it (the files whose text has `.attr =` or "attr" read on first ask).
+    Always in one order (the scope's files, then lines), whatever earlier reads scanned: the
+    store an open answer names does not depend on the order queries ran in."""
+    for path in table.files:
         if path not in table.scanned:
             _scan(ev, table, path)
+        yield from table.computed.get(path, ())
     if attr not in table.searched:
         table.searched.add(attr)
         name = re.escape(attr)  # `.x = v`, `.x += v`, `a.x, b = ...`, `(a.x): T = v`, a quoted "x"
@@ -279,7 +277,11 @@ def _candidates(ev: Inference, table: _Table, attr: str) -> Iterator[Store]:
         for path, text in ev.p.texts():
             if path not in table.scanned and pattern.search(text):
                 _scan(ev, table, path)
-    yield from table.by_name.get(attr, [])
+    yield from sorted(table.by_name.get(attr, ()), key=_position)
+
+
+def _position(store: Store) -> tuple:
+    return store.fn.module.display, store.node.lineno, store.node.col_offset
 
 
 def _scan(ev: Inference, table: _Table, path) -> None:
@@ -291,7 +293,7 @@ def _scan(ev: Inference, table: _Table, path) -> None:
     for fn in _functions(ev, mod):
         for store in _stores(fn):
             if store.name is None:
-                table.computed.append(store)
+                table.computed.setdefault(path, []).append(store)
             else:
                 table.by_name.setdefault(store.name, []).append(store)
         if not table.aliased:
@@ -349,12 +351,13 @@ def _aliased(fn: FuncInfo) -> str:
     for node in _own_nodes(fn.node):
         if isinstance(node, ast.Call):
             called.add(id(node.func))
+            if _callee_name(node.func) in _LOOKUPS and any(  # getattr(m, "register_buffer")
+                    isinstance(a, ast.Constant) and a.value in _CALLED_ONLY for a in node.args):
+                return f"{fn.module.display}:{node.lineno}"
         elif isinstance(node, (ast.Name, ast.Attribute)) and id(node) not in called:
             name = node.id if isinstance(node, ast.Name) else node.attr
             if name in _CALLED_ONLY and isinstance(node.ctx, ast.Load):
                 return f"{fn.module.display}:{node.lineno}"
-        elif isinstance(node, ast.Constant) and node.value in _CALLED_ONLY:  # getattr(m, "register_buffer")
-            return f"{fn.module.display}:{node.lineno}"
     return ""
 
 
@@ -391,7 +394,7 @@ def _target_store(fn: FuncInfo, node: ast.AST, t: ast.AST, value: ast.AST | None
 
 def _call_store(fn: FuncInfo, call: ast.Call) -> Iterator[Store]:
     f, args = call.func, call.args
-    if isinstance(f, ast.Name) and f.id == "setattr" or _is_setattr_of(f) and len(args) != 2:
+    if _callee_name(f) == "setattr" or _is_setattr_of(f) and len(args) != 2:  # builtins.setattr too
         if any(isinstance(a, ast.Starred) for a in args) or call.keywords:
             yield Store(fn, call, None, None, None, None)
         elif len(args) == 3:
