@@ -45,6 +45,7 @@ class Project:
         self._def_names: dict[Path, set[str]] | None = {}  # None: read off the texts (_defs_in)
         self._def_names_read: dict[Path, set[str]] = {}
         self._classes_by_module: dict[int, list[ClassInfo]] = {}
+        self._stored_names: dict[str, bool] = {}
 
     # -- files ---------------------------------------------------------------------------
     def scope_files(self) -> list[Path]:
@@ -63,12 +64,13 @@ class Project:
         self._texts = None
         self.sources.forget_texts()
 
-    def subclass_candidates(self, base_name: str, methods: tuple[str, ...]) -> list[Path]:
+    def subclass_candidates(self, base_name: str, methods: tuple[str, ...] | None) -> list[Path]:
         """Files that may define a subclass of a class named `base_name` (transitively, by the
         names in class headers, found by one regex pass over the texts, or read off the parsed
         classes once load_all() has parsed the scope) which defines one of `methods` itself, or
         whose class has several bases (`class Mixed(Other, Base)` may take the method from
-        `Other`). The class hierarchy then parses these few files, not the whole tree."""
+        `Other`); every file of a subclass where `methods` is None. The class hierarchy then
+        parses these few files, not the whole tree."""
         if self._class_headers is None:
             if self._loaded_all:
                 self._headers_from_trees()
@@ -85,12 +87,26 @@ class Project:
         todo = [base_name]
         while todo:
             for sub, path in self._class_headers.get(todo.pop(), ()):
-                if not self._defs_in(path).isdisjoint(methods) or (sub, path) in self._multi_base:
+                if methods is None or not self._defs_in(path).isdisjoint(methods) or (sub, path) in self._multi_base:
                     files.add(path)
                 if sub not in seen:
                     seen.add(sub)
                     todo.append(sub)
         return sorted(files)
+
+    def attribute_stored(self, name: str) -> bool:
+        """Whether any scope file may set an attribute called `name` (`obj.name = v`,
+        `obj.name += v`, `setattr(obj, "name", v)`, `obj.__dict__["name"] = v`,
+        `globals()["name"] = v`), by a regex over the texts that errs towards yes: where not,
+        no code in the tree rebinds a module global of that name from outside its module."""
+        found = self._stored_names.get(name)
+        if found is None:
+            n = re.escape(name)
+            pattern = re.compile(rf"\.\s*{n}\s*(?::[^=\n]+)?(?:[-+*/%@&|^]|//|\*\*|<<|>>)?=(?!=)"
+                                 rf"|setattr\s*\([^,]*,\s*[rbuf]*[\"']{n}[\"']|\[\s*[rbuf]*[\"']{n}[\"']\s*\]\s*=(?!=)")
+            found = any(name in text and pattern.search(text) for _, text in self.texts())
+            self._stored_names[name] = found
+        return found
 
     def class_headers(self, deadline: float | None = None) -> dict[str, set[tuple[str, Path]]] | None:
         """Base name -> (subclass name, file) of every class header in scope (the table

@@ -481,7 +481,9 @@ def bind_node(node: ast.AST, table: dict, scope_qual: str, package: str, local: 
     function body (`local`), `x: T = v` binds `v` alone: the annotation adds no value at run
     time, and nothing outside the function can set its local (`attention_interface: Callable =
     ALL_ATTENTION_FUNCTIONS.get_interface(...)` is what get_interface returns, not any callable).
-    A module's or class's `x: T = v` keeps T too (a dataclass field, a global set from outside)."""
+    A module's or class's `x: T = v` keeps T too (a dataclass field, a global set from outside);
+    a read of a module global drops it where nothing can set it from outside
+    (`Evaluator._module_bindings`)."""
     mutated = _mutation(node)
     if mutated is not None and isinstance(mutated[0], ast.Name):
         _add(table, mutated[0].id, mutated[1])

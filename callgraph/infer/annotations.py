@@ -12,7 +12,7 @@ import ast
 from typing import FrozenSet
 
 from ..index.scopes import FuncInfo, dotted_text, first_param
-from ..semantics import open_values
+from ..semantics import class_hierarchy, open_values
 from ..semantics.protocol import Scope
 from ..values import NONE, Ctx, Value, VClass, VConst, VExt, VInst, VSeq, VUnknown, memoised, unknown
 
@@ -44,15 +44,16 @@ class Annotations:
             out |= self.eval(defaults[name], outer, tags)
         ann = next((p.annotation for p in positional + a.kwonlyargs if p.arg == name), None)
         if ann is not None:
-            out |= self.annotation(ann, outer)
+            out |= self.annotation(ann, outer, tags)
         if not out or (ann is None and all(isinstance(v, VConst) for v in out)):
             out.add(VUnknown(f"parameter '{name}' of {fn.qual} has no argument bound on this path"))
         return frozenset(out)
 
-    def annotation(self, ann: ast.AST, scope: Scope) -> FrozenSet[Value]:
+    def annotation(self, ann: ast.AST, scope: Scope, tags: set[str] | None = None) -> FrozenSet[Value]:
         """Instances an annotation describes: `X`, `Optional[X]`, `Union[X, Y]`, `X | Y`, "X",
         `list[X]`, `dict[K, X]`, `Annotated[X, ...]`. A class from outside the tree names a base
-        (`nn.Module`: any subclass, the tree's own included) and so does `type[X]`; what is not
+        (`nn.Module`: any subclass, the tree's own included); `type[X]` is the class X or an
+        in-tree subclass of it (semantics/class_hierarchy.py); what is not
         read is unknown, never nothing (`Callable[...] | None` is not only None)."""
         if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
             try:
@@ -60,9 +61,9 @@ class Annotations:
             except SyntaxError:
                 return unknown(f"annotation {ann.value!r} not read")
         if isinstance(ann, ast.BinOp) and isinstance(ann.op, ast.BitOr):
-            return self.annotation(ann.left, scope) | self.annotation(ann.right, scope)
+            return self.annotation(ann.left, scope, tags) | self.annotation(ann.right, scope, tags)
         if isinstance(ann, ast.Subscript):
-            return self._generic_annotation(ann, scope)
+            return self._generic_annotation(ann, scope, tags)
         if isinstance(ann, ast.Constant) and ann.value is None:
             return frozenset({NONE})
         out = set()
@@ -77,17 +78,19 @@ class Annotations:
                 out.add(v)
         return frozenset(out) or unknown(f"annotation {dotted_text(ann) or type(ann).__name__} not read")
 
-    def _generic_annotation(self, ann: ast.Subscript, scope: Scope) -> FrozenSet[Value]:
+    def _generic_annotation(self, ann: ast.Subscript, scope: Scope, tags: set[str] | None) -> FrozenSet[Value]:
         head = self.eval(ann.value, scope, set())
         names = {v.name for v in head if isinstance(v, VExt)}
         inner = ann.slice.elts if isinstance(ann.slice, ast.Tuple) else [ann.slice]
         if names & {"typing.Optional", "typing.Union"}:
             out: set[Value] = set()
             for elt in inner:
-                out |= self.annotation(elt, scope)
+                out |= self.annotation(elt, scope, tags)
             return frozenset(out)
         if names & open_values.WRAPPING_ANNOTATIONS:
-            return self.annotation(inner[0], scope)
+            return self.annotation(inner[0], scope, tags)
+        if names & open_values.TYPE_ANNOTATIONS:  # `type[X]`: the class X or a subclass of it
+            return class_hierarchy.type_annotation(self, self.annotation(inner[0], scope, tags), tags)
         if names & open_values.LITERAL_ANNOTATIONS:
             return frozenset({NONE})
         if names & open_values.SEQUENCE_ANNOTATIONS or names & open_values.MAPPING_ANNOTATIONS:

@@ -32,6 +32,7 @@ class ClassModel:
         self._attr: dict = {}
         self._overriders: dict = {}
         self._effective: dict[str, frozenset[str]] = {}
+        self._subclasses: dict[str, list[str]] = {}
 
     def info(self, qual: str) -> ClassInfo | None:
         return self.ev.p.classes.get(qual)
@@ -113,6 +114,14 @@ class ClassModel:
         out = class_hierarchy.overriders(self.ev, qual, names)
         self._overriders[key] = out
         return out
+
+    def subclasses(self, qual: str) -> list[str]:
+        """Every in-tree subclass of `qual`, transitively (`class_hierarchy.subclasses`), memoised."""
+        found = self._subclasses.get(qual)
+        if found is None:
+            self._subclasses[qual] = []  # a cycle of bases reads as none while in progress
+            found = self._subclasses[qual] = class_hierarchy.subclasses(self.ev, qual)
+        return found
 
     def effective_methods(self, qual: str) -> frozenset[str]:
         """Methods that can run on an instance of `qual` (`init_attribute.live_methods`), memoised."""

@@ -194,7 +194,8 @@ class Evaluator(Sequences, Annotations):
     def global_name(self, mod: ModuleInfo, name: str, tags: set[str], _seen: frozenset = frozenset()) -> FrozenSet[Value]:
         if name in mod.globals:
             remote = [(b, Scope(f.module, f, None)) for b, f in remote_stores(self, mod).get(name, ())]
-            return self.bindings(mod.globals[name], Scope(mod), tags, ("global", mod.name, name), remote)
+            return self.bindings(self._module_bindings(mod, name, remote), Scope(mod), tags,
+                                 ("global", mod.name, name), remote)
         for star in mod.star_imports:
             if star in _seen:
                 continue
@@ -211,6 +212,32 @@ class Evaluator(Sequences, Annotations):
             return frozenset({VConst(None)})
         return unknown(f"name '{name}' is not defined in {mod.display}")
 
+    def _module_bindings(self, mod: ModuleInfo, name: str, remote) -> list[Binding]:
+        """A module global's bindings, as a read from another function sees them. A module's
+        `x: T = v` binds `v`; its annotation `T` counts as a value too (any `T` set from
+        outside) only when the tree may set an attribute of that name (`mod.x = w`,
+        `setattr(mod, "x", w)`: `Project.attribute_stored`) or nothing in the tree gives `x` a
+        value (`x: T` alone, filled from outside). transformers' `ALL_ATTENTION_FUNCTIONS:
+        AttentionInterface = AttentionInterface()` is that one instance, exactly."""
+        bs = mod.globals[name]
+        if not any(b.kind == "annot" for b in bs):
+            return bs
+        valued = any(b.kind not in ("annot", "global") for b in bs) or any(r[0].kind != "item" for r in remote)
+        if not valued or self.p.attribute_stored(name):
+            return bs
+        return [b for b in bs if b.kind != "annot"]
+
+    def _rebound(self, out: set[Value], remote, tags: set[str]) -> tuple[set[Value], list]:
+        """`out` with the values of the remote bindings that rebind the name (a function's
+        `global X; X = v`), and the remote item stores left to apply."""
+        stores = []
+        for r in remote:
+            if r[0].kind == "item":
+                stores.append(r)
+            else:
+                out = out | self.binding_value(r[0], r[1], tags)
+        return out, stores
+
     def _remote(self, fn: FuncInfo, name: str, scope: Scope) -> list:
         """Stores other functions make into this name: module code's globals only."""
         if fn.name != MODULE_CODE:
@@ -226,7 +253,8 @@ class Evaluator(Sequences, Annotations):
                     items.append((b, scope))
                 else:
                     out |= self.binding_value(b, scope, btags)
-            return self.fill(out, items + list(remote), btags) if items or remote else out
+            out, stores = self._rebound(out, remote, btags)
+            return self.fill(out, items + stores, btags) if items or stores else out
 
         return memoised(self._name_table(scope.ctx), (key, scope.ctx), tags, compute)
 
@@ -235,10 +263,12 @@ class Evaluator(Sequences, Annotations):
         binding, then its stores in order; stores from other functions may come at any time."""
         def compute(btags: set[str]) -> set[Value]:
             out: set[Value] = set()
+            rebound, remote_items = self._rebound(set(), remote, btags)
             for head, items in sorted(hists, key=_history_order):
                 vals = self.binding_value(head, scope, btags) if head is not None else EMPTY
-                stores = [(b, scope, strong) for b, strong in items] + list(remote)
-                out |= self.fill(set(vals), stores, btags) if stores else vals
+                vals = set(vals) | rebound  # a `global` rebinding may run at any time
+                stores = [(b, scope, strong) for b, strong in items] + remote_items
+                out |= self.fill(vals, stores, btags) if stores else vals
             return out
 
         return memoised(self._name_table(scope.ctx), (key, scope.ctx), tags, compute)
@@ -260,7 +290,7 @@ class Evaluator(Sequences, Annotations):
         if b.kind == "global":
             return EMPTY
         if b.kind == "annot":
-            return self.annotation(b.expr, Scope(scope.mod, scope.fn, scope.ctx)) if not b.path else EMPTY
+            return self.annotation(b.expr, Scope(scope.mod, scope.fn, scope.ctx), tags) if not b.path else EMPTY
         vals = self.eval(b.expr, scope, tags) if b.expr is not None else frozenset({VExt("exception")})
         if b.kind == "iter":
             vals = self.iterate(vals, tags)

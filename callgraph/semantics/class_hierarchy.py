@@ -7,13 +7,15 @@ it the lookup adds, to what the base class itself gives, each in-tree subclass (
 found by `Project.subclass_candidates`' name search, then confirmed by the MRO) that defines
 the attribute itself or takes it from a base beside it (`class Mixed(Other, Base)`); each runs
 with `self` an instance of that subclass or of any below it. An exact instance (one the tree
-constructs) runs its own class's only.
+constructs) runs its own class's only. A `type[X]` annotation names the class `X` or any in-tree
+subclass of it: calling it constructs one of them (transformers' `self.layer_class_to_replicate()`,
+a `type[CacheLayerMixin | LinearAttentionCacheLayerMixin]`).
 """
 from __future__ import annotations
 
 from typing import FrozenSet
 
-from ..values import Value, VInst
+from ..values import Value, VClass, VInst, VUnknown
 from .rule import Rule
 
 
@@ -21,7 +23,8 @@ class ClassHierarchy(Rule):
     """a receiver known only by a base type (an annotation) dispatches to every override in the tree,
     and to a method a subclass takes from a base beside it (`class Mixed(Other, Base)`); an
     override runs with `self` any instance of its class or below, so what it calls on `self`
-    dispatches to their overrides too"""
+    dispatches to their overrides too; a `type[X]` annotation is the class `X` or any in-tree
+    subclass of it (calling it constructs one)"""
 
     name = "class-hierarchy"
     where = ("semantics/class_hierarchy.py", "infer/classes.py", "semantics/module_call.py", "semantics/oracle.py")
@@ -49,6 +52,41 @@ def overriders(ev, qual: str, names: tuple[str, ...]) -> list[str]:
                     any(n in info.methods for n in names) or any(_from_sibling(classes, qual, q, n) for n in names)):
                 out.append(q)
     return out
+
+
+def subclasses(ev, qual: str) -> list[str]:
+    """Every in-tree subclass of `qual`, transitively (found by the class headers' names, then
+    confirmed by the MRO): the classes a `type[qual]` annotation may name (`ClassModel.subclasses`
+    memoises this)."""
+    p, classes = ev.p, ev.classes
+    out = []
+    for path in p.subclass_candidates(qual.rsplit(".", 1)[-1], None):
+        mod = p.module_of_path(path)
+        if mod is None:
+            continue
+        out.extend(info.qual for info in p.classes_in(mod) if info.qual != qual and qual in classes.mro(info.qual))
+    return sorted(set(out))
+
+
+def type_annotation(ev, values, tags: set[str] | None = None) -> FrozenSet[Value]:
+    """What `type[X]` names, given the instances the annotation `X` describes: the class of each
+    in-tree `X` and of every in-tree subclass of it (calling one constructs exactly that class,
+    its own `__init__` run); anything else (an outside class, a Protocol, what is not read) may
+    be any class, the tree's own included: unknown."""
+    out: set[Value] = set()
+    for v in values:
+        if v.__class__ is VInst:
+            out.add(VClass(v.qual))
+            subs = [] if v.exact else ev.classes.subclasses(v.qual)
+            out.update(VClass(q) for q in subs)
+            if subs and tags is not None:
+                tags.add(RULE.name)
+        elif isinstance(v, VUnknown):
+            out.add(v)
+        else:
+            out.add(VUnknown("type[...] of a class from outside the tree: any subclass may be there, "
+                             "the tree's own included"))
+    return frozenset(out) or frozenset({VUnknown("type[...] known only by an annotation: not read")})
 
 
 def _from_sibling(classes, qual: str, sub: str, name: str) -> bool:

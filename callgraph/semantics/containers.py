@@ -230,13 +230,20 @@ def _union(sets: Iterator[FrozenSet[Value]]) -> FrozenSet[Value]:
 
 
 def remote_stores(ev: Inference, mod: ModuleInfo) -> dict[str, list[tuple[Binding, FuncInfo]]]:
-    """Stores that functions of `mod` make into module globals they do not bind themselves."""
+    """Stores that functions of `mod` make into module globals they do not bind themselves,
+    and the bindings a function that declares `global name` makes (`global X; X = B()`
+    rebinds the module's X whenever it runs: what it binds is one more value of every read of
+    X, and its `X[k] = v` a store into the global). Item stores have kind "item"; the
+    evaluator adds the others' values (`Evaluator.bindings`)."""
     cache = ev.stores_memo
     if id(mod) in cache:
         return cache[id(mod)]
     out: dict[str, list[tuple[Binding, FuncInfo]]] = {}
     for fn in _functions(ev, mod.tree.body, mod.name):
         for name, bs in fn.locals().items():
+            if any(b.kind == "global" for b in bs):
+                out.setdefault(name, []).extend((b, fn) for b in bs if b.kind != "global")
+                continue
             if name in fn.param_names() or not all(b.kind == "item" for b in bs):
                 continue
             if _bound_above(fn, name):

@@ -31,6 +31,8 @@ LEAF_TYPES = frozenset({
 WRAPPING_ANNOTATIONS = frozenset({"typing.Annotated", "typing_extensions.Annotated", "typing.Final",
                                   "typing_extensions.Final", "typing.ClassVar", "typing.Required",
                                   "typing.NotRequired", "typing_extensions.Required", "typing_extensions.NotRequired"})
+# `type[X]`: the class X or a subclass (semantics/class_hierarchy.type_annotation).
+TYPE_ANNOTATIONS = frozenset({"builtins.type", "typing.Type", "typing_extensions.Type"})
 LITERAL_ANNOTATIONS = frozenset({"typing.Literal", "typing_extensions.Literal"})
 # Containers an annotation describes by what they hold (`list[X]`: a list of X).
 SEQUENCE_ANNOTATIONS = frozenset({"builtins.list", "builtins.tuple", "builtins.set", "builtins.frozenset",
