@@ -69,7 +69,6 @@ class Exploration:
     reached: Ctx | None = None
     parents: dict = field(default_factory=dict)      # Ctx -> (Ctx, Step)
     unresolved: list[UnresolvedSite] = field(default_factory=list)
-    oracle_resolved: set = field(default_factory=set)  # sites Jedi answered
     functions: set = field(default_factory=set)
     ctx_edges: dict = field(default_factory=dict)    # (Ctx, Ctx) -> Step, every edge seen
     depth: dict = field(default_factory=dict)        # Ctx -> hops from the entry

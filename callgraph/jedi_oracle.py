@@ -36,7 +36,7 @@ class JediOracle:
         self._jedi = jedi
         self.p = project
         roots = [str(r.import_root) for r in project.roots]
-        self.jproject = jedi.Project(path=roots[0], added_sys_path=roots[1:], smart_sys_path=False,
+        self.jproject = jedi.Project(path=roots[0], added_sys_path=roots, smart_sys_path=False,
                                      load_unsafe_extensions=False)
         self.budget_s = budget_s
         self.max_queries = max_queries

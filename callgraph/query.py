@@ -117,8 +117,6 @@ def _blocking_rows(inp: ReachInputs, ex: Exploration, target: Resolved,
     ranked = {}
     for row in ex.unresolved:
         site, fn = row.unresolved.site, row.fn
-        if site in ex.oracle_resolved:
-            continue
         rank = rel.site_rank(row.node, set(fn.param_names()) | set(fn.locals()))
         if rank is None and row.unresolved.why == TOO_DEEP:
             rank = 99  # never analysed: the name bound's premises (its locals were) do not hold
@@ -172,10 +170,7 @@ def _ask_oracle(inp: ReachInputs, ex: Exploration, target: Resolved, is_target, 
                 break
             asked.add(u.site)
             answers = oracle.callees(fn.module.path, node, deadline)
-            if not answers:
-                continue  # Jedi's silence is not an answer: the site stays unresolved
-            if oracle_rule.settles(answers):
-                ex.oracle_resolved.add(u.site)  # else an outside base type: still unresolved
+            # Jedi's answers add edges; the site stays unresolved, a blocker (semantics/oracle.py)
             for a in answers:
                 for callee, ctx, via in oracle_rule.targets(a, classes):
                     c = explorer.add_edge(ex, state, fn, node, callee, ctx, oracle_rule.RULE.name, via)

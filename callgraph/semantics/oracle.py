@@ -5,12 +5,18 @@ that block a proof and maps each answer to an in-tree name and a kind; this modu
 such an answer means for the call. A function runs itself; a class is constructed (its
 `__init__` runs); an instance is called, which runs its `__call__` or `forward` and, since Jedi
 may have read the class off an annotation, each in-tree subclass's override too
-(`class-hierarchy`). An answer naming an outside class or instance (`open`: Jedi reads `->
-nn.Module`) settles nothing: any in-tree module may be there, so the site stays unresolved.
+(`class-hierarchy`).
+
+An answer adds edges; it never settles the site. Jedi's inference is not complete: it reads a
+parameter off the calls it finds in the project (`run(os.getcwd, 1)` makes `fn` "os.getcwd",
+though the entry may be called with anything), answers its own limits (recursion, execution
+counts) and code it cannot read with fewer names or none, and names an outside base where the
+tree only has an annotation (`-> nn.Module`). So the site stays unresolved, a blocker with its
+index reason, whatever Jedi says: Jedi can make a proof reach, never make one unreachable.
 """
 from __future__ import annotations
 
-from typing import Iterable, Iterator
+from typing import Iterator
 
 from ..values import Ctx, VInst
 from .binding import self_context
@@ -28,11 +34,6 @@ class Jedi(Rule):
 RULE = Jedi()
 
 _CALLED = ("__call__", "forward")
-
-
-def settles(answers: Iterable) -> bool:
-    """Whether Jedi's answers resolve the site: none of them is an outside type."""
-    return all(a.kind != "open" for a in answers)
 
 
 def targets(answer, classes) -> Iterator[tuple[str, Ctx, tuple[str, ...]]]:
