@@ -152,6 +152,7 @@ def apply_stores(ev: Inference, values: set[Value], items: list, tags: set[str])
     out = set(values)
     if not any(isinstance(v, VSeq) for v in out):
         out.add(VSeq(EMPTY, "list"))
+    steps = []
     for item in items:
         b, scope = item[0], item[1]
         strong = item[2] if len(item) > 2 else False
@@ -162,9 +163,42 @@ def apply_stores(ev: Inference, values: set[Value], items: list, tags: set[str])
             vals, pairs = _mapping_items(ev, vals, tags)
         else:
             pairs = None
-        vals = cap(vals)
-        out = {_put(v, b, vals, pairs, strong, 0) if isinstance(v, VSeq) else v for v in out}
-    return out
+        steps.append((b, cap(vals), pairs, strong))
+    return {_put_all(v, steps) if isinstance(v, VSeq) else v for v in out}
+
+
+def _put_all(v: VSeq, steps: list) -> VSeq:
+    """v after the stores `steps` in order. A run of stores at literal keys of a dict whose keys
+    are known (a table filled key by key, `x.update({...})`) changes one table in place, sorted
+    and united once at the end: the same value as `_put` store after store, which copies,
+    re-sorts and re-unites the table at each (quadratic in a table's size)."""
+    table = None
+    for b, vals, pairs, strong in steps:
+        if table is None and v.keys is None:
+            v = _put(v, b, vals, pairs, strong, 0)
+            continue
+        if b.path == ("=",) and len(b.keys) == 1 and b.keys[0] is not ANY_KEY:
+            news = ((b.keys[0], vals),)
+        elif b.path != ("=",) and not b.keys and pairs is not None and all(k is not ANY_KEY for k, _ in pairs):
+            news = pairs
+        else:
+            if table is not None:
+                v, table = _keyed(v, table), None
+            v = _put(v, b, vals, pairs, strong, 0)
+            continue
+        if not news:
+            continue  # `x.update({})`: nothing changes (not even the order of v's keys)
+        if table is None:
+            table = dict(v.keys)
+        for k, kv in news:  # as `_at`: a strong store replaces a key there, a weak one adds to it
+            table[k] = (kv if strong else table[k] | kv) if k in table else kv
+    return v if table is None else _keyed(v, table)
+
+
+def _keyed(v: VSeq, table: dict) -> VSeq:
+    """v's dict with the entries `table`, sorted by key as `_at` sorts them."""
+    keys = tuple(sorted(table.items(), key=lambda kv: repr(kv[0])))
+    return VSeq(_union(kv for _, kv in keys), v.kind, None, keys)
 
 
 def _mapping_items(ev, vals: FrozenSet[Value], tags) -> tuple[FrozenSet[Value], list | None]:
