@@ -78,3 +78,19 @@ def test_an_empty_update_changes_nothing():
     assert _put_all(d, [empty]) == d and _put_all(d, [empty]).keys == d.keys
     store = (Binding("item", None, ("=",), keys=("c",)), f, None, True)
     assert _put_all(d, [empty, store]).keys == _put(_put(d, *empty, 0), *store, 0).keys == (("a", g), ("b", f), ("c", f))
+
+
+def test_stores_at_unknown_keys_into_nested_dicts_stay_bounded():
+    """`parsed = {k: {} for k in M}` (keys unknown), then `parsed["config"]["x{i}"] = f` fourteen
+    times: each store keeps the inner dicts as they were and adds them changed, which doubled
+    them at each store (2**14). Bounded, and every value stored is still held."""
+    from callgraph.values import MAX_CONTAINER_VALUES
+
+    parsed = VSeq(frozenset({VSeq(EMPTY, "dict", None, ())}), "dict")
+    steps = [(Binding("item", None, ("=",), keys=("config", f"x{i}")), frozenset({VExt(f"ext.f{i}")}), None, True)
+             for i in range(14)]
+    out = _put_all(parsed, steps)
+    inner = [e for e in out.elems if isinstance(e, VSeq)]
+    assert 0 < len(inner) <= MAX_CONTAINER_VALUES + 1
+    held = frozenset().union(*(kv for e in inner for _, kv in (e.keys or ()))) | frozenset().union(*(e.elems for e in inner))
+    assert held >= {VExt(f"ext.f{i}") for i in range(14)}

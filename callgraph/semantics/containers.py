@@ -23,7 +23,7 @@ from typing import FrozenSet, Iterator
 
 from ..index.children import child_nodes
 from ..index.scopes import ADDING_METHODS, ANY_KEY, Binding, FuncInfo, ModuleInfo
-from ..values import EMPTY, Value, VConst, VExt, VSeq, VSeqMethod, cap
+from ..values import EMPTY, Value, VConst, VExt, VSeq, VSeqMethod, cap, widen_containers
 from . import external
 from .builtins_model import BUILTIN_KINDS, builtin_lacks, seq_method
 from .protocol import Inference
@@ -251,8 +251,12 @@ def _at(v: VSeq, k, change, strong: bool, new: FrozenSet[Value] = EMPTY) -> VSeq
         items = list(v.items)
         items[k] = change(items[k], strong)
         return VSeq(_union(items), v.kind, tuple(items), None)
-    # unknown key or position: any entry may be the one changed
-    elems = v.elems | change(v.elems, False) | new
+    # unknown key or position: any entry may be the one changed. Each such store keeps the
+    # entries as they were and adds them changed, so nested stores double the containers held
+    # (`parsed = {k: {} for k in M}`, then `parsed["config"]["x"] = ...` eleven times: 55,296
+    # dicts in transformers' `load_gguf_checkpoint`, each store after applied to every one):
+    # bounded as any value set is (values.widen_containers), what they hold only grows.
+    elems = widen_containers(v.elems | change(v.elems, False) | new)
     return VSeq(elems, v.kind, None, None)
 
 
