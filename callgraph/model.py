@@ -30,6 +30,7 @@ RULES = (
     "module-call",      # nn.Module instance called -> forward (or an overriding __call__)
     "call-method",      # instance of a plain class called -> __call__
     "attribute-store",  # receiver typed from the tree's stores by name (register_parameter, setattr, obj.x = v)
+    "module-store",     # module global typed from stores into it from other modules (m.X = v, setattr(m, "X", v))
     "init-attribute",   # receiver typed from self.x = ... assignments
     "param-binding",    # receiver typed from the argument bound at the caller's call site
     "init-chain",       # a base __init__'s parameters bound by the subclass's super().__init__(...)

@@ -23,6 +23,14 @@ MODULE_CODE = "<module>"
 _DEF_NAME = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
 
 
+# An attribute store by a literal name (Project.attribute_stored): `.name =` (augmented and
+# annotated too), `setattr(o, "name", ...)`, `["name"] =`; lookaheads, so overlapping ones count.
+_STORED = re.compile(r"\.\s*(\w+)(?=\s*(?::[^=\n]+)?(?:[-+*/%@&|^]|//|\*\*|<<|>>)?=(?!=))"
+                     r"|(?=setattr\s*\([^,]*,\s*[rbuf]*[\"'](\w+)[\"'])"
+                     r"|(?=\[\s*[rbuf]*[\"'](\w+)[\"']\s*\]\s*=(?!=))")
+_SELF_BEFORE = re.compile(r"(?<![\w.])self\s*$")  # `self` is the receiver of the `.name` store after it
+
+
 class Project:
     def __init__(self, roots: list[SourceRoot], warn: Callable[[str], None] | None = None,
                  max_file_mb: float | None = MAX_FILE_MB):
@@ -45,7 +53,7 @@ class Project:
         self._def_names: dict[Path, set[str]] | None = {}  # None: read off the texts (_defs_in)
         self._def_names_read: dict[Path, set[str]] = {}
         self._classes_by_module: dict[int, list[ClassInfo]] = {}
-        self._stored_names: dict[str, bool] = {}
+        self._stored_names: dict[str, tuple] | None = None  # name -> files storing it (_stores_by_text)
 
     # -- files ---------------------------------------------------------------------------
     def scope_files(self) -> list[Path]:
@@ -98,15 +106,28 @@ class Project:
         """Whether any scope file may set an attribute called `name` (`obj.name = v`,
         `obj.name += v`, `setattr(obj, "name", v)`, `obj.__dict__["name"] = v`,
         `globals()["name"] = v`), by a regex over the texts that errs towards yes: where not,
-        no code in the tree rebinds a module global of that name from outside its module."""
-        found = self._stored_names.get(name)
-        if found is None:
-            n = re.escape(name)
-            pattern = re.compile(rf"\.\s*{n}\s*(?::[^=\n]+)?(?:[-+*/%@&|^]|//|\*\*|<<|>>)?=(?!=)"
-                                 rf"|setattr\s*\([^,]*,\s*[rbuf]*[\"']{n}[\"']|\[\s*[rbuf]*[\"']{n}[\"']\s*\]\s*=(?!=)")
-            found = any(name in text and pattern.search(text) for _, text in self.texts())
-            self._stored_names[name] = found
-        return found
+        no code in the tree rebinds a module global of that name from outside its module.
+        Every such name of the scope is read in one pass (each occurrence, overlapping ones
+        included, as a search per name would find it), once: asked at every global read."""
+        return name in self._stores_by_text()
+
+    def files_storing(self, name: str) -> tuple:
+        """The scope files whose text may set an attribute `name` on something other than a
+        method's `self` (`m.name = v`, `setattr(o, "name", v)`, `vars(m)["name"] = v`): where
+        a module global of that name may be set from outside (semantics/module_store.py)."""
+        return self._stores_by_text().get(name, ())
+
+    def _stores_by_text(self) -> dict[str, tuple]:
+        if self._stored_names is None:
+            found: dict[str, dict] = {}
+            for path, text in self.texts():
+                for m in _STORED.finditer(text):
+                    name = m.group(1) or m.group(2) or m.group(3)
+                    files = found.setdefault(name, {})
+                    if not (m.group(1) and _SELF_BEFORE.search(text, max(0, m.start() - 16), m.start())):
+                        files[path] = None   # not `self.name = v`: an instance's, never a module's
+            self._stored_names = {name: tuple(files) for name, files in found.items()}
+        return self._stored_names
 
     def class_headers(self, deadline: float | None = None) -> dict[str, set[tuple[str, Path]]] | None:
         """Base name -> (subclass name, file) of every class header in scope (the table

@@ -16,7 +16,7 @@ from typing import Callable, FrozenSet, Iterable
 from ..index.project import Project
 from ..registries import Registries
 from ..index.scopes import MODULE_CODE, Binding, FuncInfo, ModuleInfo, first_param
-from ..semantics import binding, bound, computed_getattr, contextmanager, decorators, return_type
+from ..semantics import binding, bound, computed_getattr, contextmanager, decorators, module_store, return_type
 from ..semantics.builtins_model import builtin_lacks
 from ..semantics.containers import apply_stores, remote_stores
 from ..semantics.protocol import Scope
@@ -194,8 +194,9 @@ class Evaluator(Sequences, Annotations):
     def global_name(self, mod: ModuleInfo, name: str, tags: set[str], _seen: frozenset = frozenset()) -> FrozenSet[Value]:
         if name in mod.globals:
             remote = [(b, Scope(f.module, f, None)) for b, f in remote_stores(self, mod).get(name, ())]
-            return self.bindings(self._module_bindings(mod, name, remote), Scope(mod), tags,
-                                 ("global", mod.name, name), remote)
+            own = self.bindings(self._module_bindings(mod, name, remote), Scope(mod), tags,
+                                ("global", mod.name, name), remote)
+            return own | module_store.values(self, mod, name, tags)  # `m.Y = v` elsewhere
         for star in mod.star_imports:
             if star in _seen:
                 continue

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from . import (attribute_store, binding, bound, builtins_model, callbacks, class_hierarchy, computed_getattr, constructor,
                container_subclass, containers, contextmanager, decorators, direct, external, init_attribute, init_chain,
-               iter_protocol, iterators, mapping_mixin, module_call, mro, oracle, partial, properties, registry, return_type, super_call)
+               iter_protocol, iterators, mapping_mixin, module_call, module_store, mro, oracle, partial, properties, registry, return_type, super_call)
 from .rule import Call, Outcome, Rule
 
 REGISTRY: tuple[Rule, ...] = (
@@ -45,6 +45,7 @@ REGISTRY: tuple[Rule, ...] = (
     init_chain.RULE,
     binding.RULE,
     attribute_store.RULE,
+    module_store.RULE,
     init_attribute.RULE,
     mro.RULE,
     constructor.RULE,

@@ -488,4 +488,13 @@ def _short(qual: str) -> str:
     return qual.rsplit(".", 1)[-1]
 
 
-__all__ = ["RULE", "Store", "values"]
+def file_stores(ev: Inference, path) -> list[Store] | None:
+    """Every store by literal or computed name that the functions of one scope file make
+    (None: the file could not be read), in source order; nothing is evaluated."""
+    mod = ev.p.module_of_path(path)
+    if mod is None:
+        return None
+    return sorted((s for fn in _functions(ev, mod) for s in _stores(fn)), key=_position)
+
+
+__all__ = ["RULE", "Store", "file_stores", "values"]
