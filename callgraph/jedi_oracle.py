@@ -25,7 +25,7 @@ JEDI_MAX_QUERIES = 40
 
 @dataclass(frozen=True)
 class Answer:
-    kind: str   # "function" | "class" | "instance" | "external" | "open" (outside class or instance)
+    kind: str   # "function" | "class" | "instance" (in-tree names only: _map)
     qual: str   # in-tree qualified name (function, or class for class/instance)
 
 
@@ -127,13 +127,9 @@ class JediOracle:
             return Answer("function", full)
         if name.type in ("class", "instance") and full in self.p.classes:
             return Answer(name.type, full)
-        if not self.p.analysed(full) and not _under(name.module_path, self.p):
-            if name.type == "function":
-                return Answer("external", full)  # Jedi found it outside the analysed code
-            # A class or instance of outside code: Jedi reads annotations (`-> nn.Module`,
-            # `type[nn.Module]`), which name a base, and the object may be any subclass,
-            # the tree's own included. That settles nothing.
-            return Answer("open", full)
+        # Outside code (or a name not indexed) runs nothing Jedi could name in the tree: no
+        # edge. An answer never settles the site either (semantics/oracle.py), so an outside
+        # class read off an annotation (`-> nn.Module`) leaves it unresolved, as it must.
         return None
 
 
@@ -168,9 +164,3 @@ def _until(deadline: float | None):
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
 
-
-def _under(path, project: Project) -> bool:
-    if path is None:
-        return False
-    p = Path(path)
-    return any(str(p).startswith(str(r.scope)) for r in project.roots)
