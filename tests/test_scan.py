@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+from pathlib import Path
 
 from callgraph.index import scopes
 from callgraph.index.children import child_nodes
@@ -89,3 +90,60 @@ def test_flow_loads_are_the_walks_name_reads():
                     assert sorted(map(id, got)) == sorted(map(id, want)), ast.dump(root)
                 roots += 1
     assert roots > 2000
+
+
+STORE_TEXTS = '''
+TABLE = {}
+ITEMS = []
+def plain(x):
+    return x + 1
+def keyed(k, v):
+    TABLE[k] \\
+        = v
+def appended(v):
+    ITEMS.append(
+        v)
+def spaced(v):
+    ITEMS . extend (v)
+def nested(v):
+    def inner():
+        global ITEMS
+        ITEMS = [v]
+    return inner
+def compared(k):
+    return TABLE[k] == 1
+'''
+
+
+def _store_functions(text: str) -> dict[str, bool]:
+    """Per def: whether it makes an item store or says `global` (what remote_stores reads),
+    and whether store_lines spans it."""
+    tree = ast.parse(text)
+    lines = scopes.store_lines(text)
+    out = {}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            stores = any(scopes._mutation(n) is not None or isinstance(n, ast.Global) for n in ast.walk(node))
+            out[node.name] = (stores, scopes.spans_any(lines, node))
+    return out
+
+
+def test_store_lines_span_every_item_store_and_global():
+    """A function store_lines does not span is skipped by containers.remote_stores: it must
+    make no item store and declare nothing global, however the statement is laid out."""
+    found = _store_functions(STORE_TEXTS)
+    assert {n for n, (stores, _) in found.items() if stores} == {"keyed", "appended", "spaced", "nested", "inner"}
+    assert all(spanned for stores, spanned in found.values() if stores), found
+    assert not found["plain"][1] and not found["compared"][1]  # `==` is no store
+    checked = 0
+    for path in sorted(Path(__file__).parent.parent.joinpath("fixtures").rglob("*.py")):
+        try:
+            text = path.read_bytes().decode("utf-8-sig")
+            found = _store_functions(text)
+        except (UnicodeDecodeError, SyntaxError, ValueError):
+            continue
+        for name, (stores, spanned) in found.items():
+            if stores:
+                checked += 1
+                assert spanned, (path, name)
+    assert checked >= 10

@@ -74,6 +74,9 @@ _CALLED_ONLY = frozenset({"setattr", "register_parameter", "register_buffer", "a
 DESCRIPTORS = frozenset({"builtins.property()", "functools.cached_property()", "builtins.classmethod()",
                          "builtins.staticmethod()"})
 # Text a file must contain to hold a store by computed name (files without are not parsed).
+# Each alternative of _ALIAS_TEXT holds one of these words: a file without any cannot match
+# (a substring test is a C scan; the regex, with no literal to skip to, is tried at every position).
+_ALIAS_WORDS = ("setattr", "register_parameter", "register_buffer", "add_module", "register_module", "__setattr__")
 _COMPUTED_TEXT = re.compile(r"setattr|register_parameter|register_buffer|add_module|register_module|__dict__|"
                             r"_parameters|_buffers|_modules|vars\s*\(|parametriz|weight_norm|spectral_norm|prune")
 
@@ -253,7 +256,7 @@ def _table(ev: Inference) -> _Table:
         texts = ev.p.texts()
         table.files = [path for path, text in texts if _COMPUTED_TEXT.search(text)]
         for path, text in texts:
-            if not table.aliased and _ALIAS_TEXT.search(text):
+            if not table.aliased and any(w in text for w in _ALIAS_WORDS) and _ALIAS_TEXT.search(text):
                 _scan(ev, table, path)
         if ev.p.oversized or ev.p.skipped:
             table.unreadable = ev.p.display(sorted(ev.p.oversized or ev.p.skipped)[0])
@@ -274,8 +277,8 @@ def _candidates(ev: Inference, table: _Table, attr: str) -> Iterator[Store]:
         name = re.escape(attr)  # `.x = v`, `.x += v`, `a.x, b = ...`, `(a.x): T = v`, a quoted "x"
         pattern = re.compile(r"\.[ \t]*" + name + r"\b[ \t]*(?:[-+*/@%&|^]?=(?!=)|[:,)\]\\;]|$)|['\"]" + name + r"['\"]",
                              re.M)
-        for path, text in ev.p.texts():
-            if path not in table.scanned and pattern.search(text):
+        for path, text in ev.p.texts():  # the name as a substring first: a C scan, and the
+            if path not in table.scanned and attr in text and pattern.search(text):  # regex needs it
                 _scan(ev, table, path)
     yield from sorted(table.by_name.get(attr, ()), key=_position)
 

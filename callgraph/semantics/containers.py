@@ -22,7 +22,7 @@ from functools import lru_cache
 from typing import FrozenSet, Iterator
 
 from ..index.children import child_nodes
-from ..index.scopes import ADDING_METHODS, ANY_KEY, Binding, FuncInfo, ModuleInfo
+from ..index.scopes import ADDING_METHODS, ANY_KEY, Binding, FuncInfo, ModuleInfo, spans_any
 from ..values import EMPTY, Value, VConst, VExt, VSeq, VSeqMethod, cap, widen_containers
 from . import external
 from .builtins_model import BUILTIN_KINDS, builtin_lacks, seq_method
@@ -277,7 +277,10 @@ def remote_stores(ev: Inference, mod: ModuleInfo) -> dict[str, list[tuple[Bindin
     if id(mod) in cache:
         return cache[id(mod)]
     out: dict[str, list[tuple[Binding, FuncInfo]]] = {}
+    lines = mod.store_lines
     for fn in _functions(ev, mod.tree.body, mod.name):
+        if lines is not None and not spans_any(lines, fn.node):
+            continue  # no line of it may store into a container or say `global`: none to scan
         for name, bs in fn.locals().items():
             if any(b.kind == "global" for b in bs):
                 out.setdefault(name, []).extend((b, fn) for b in bs if b.kind != "global")
