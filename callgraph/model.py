@@ -33,6 +33,7 @@ RULES = (
     "module-store",     # module global typed from stores into it from other modules (m.X = v, setattr(m, "X", v))
     "init-attribute",   # receiver typed from self.x = ... assignments
     "param-binding",    # receiver typed from the argument bound at the caller's call site
+    "typed-kwargs",     # **kwargs: Unpack[TD] of an in-tree TypedDict: its keys, each its field's annotation
     "init-chain",       # a base __init__'s parameters bound by the subclass's super().__init__(...)
     "mro",              # inherited method found on a base class
     "super",            # super().m(...)

@@ -12,7 +12,7 @@ import ast
 from typing import FrozenSet
 
 from ..index.scopes import FuncInfo, dotted_text, first_param
-from ..semantics import class_hierarchy, open_values
+from ..semantics import class_hierarchy, open_values, typed_kwargs
 from ..semantics.protocol import Scope
 from ..values import NONE, Ctx, Value, VClass, VConst, VExt, VInst, VSeq, VUnknown, memoised, unknown
 
@@ -30,12 +30,24 @@ class Annotations:
         return memoised(self._name_table(closure), (("param", fn.qual, name), closure), tags,
                         lambda ptags: self._param_default(fn, name, closure, ptags))
 
-    def _param_default(self, fn: FuncInfo, name: str, closure: Ctx | None, tags: set[str]) -> FrozenSet[Value]:
+    def missing_argument(self, fn: FuncInfo, name: str, ctx: Ctx | None, tags: set[str]) -> FrozenSet[Value]:
+        """A parameter whose argument a call may leave out (binding.OR_DEFAULT): then it holds
+        its default, exactly, so a literal default is not widened to an unknown as an entry's
+        unannotated parameter is (a caller may pass anything there; here none passes)."""
+        closure = ctx.closure if ctx else None
+        if name not in fn.defaults():
+            return self.unbound_param(fn, name, ctx, tags)
+        return memoised(self._name_table(closure), (("missing", fn.qual, name), closure), tags,
+                        lambda ptags: self._param_default(fn, name, closure, ptags, missing=True))
+
+    def _param_default(self, fn: FuncInfo, name: str, closure: Ctx | None, tags: set[str],
+                       missing: bool = False) -> FrozenSet[Value]:
         a = fn.node.args
         if a.vararg and a.vararg.arg == name:
             return frozenset({VSeq(unknown(f"*{name} of {fn.qual}"), "tuple")})
         if a.kwarg and a.kwarg.arg == name:
-            return frozenset({VSeq(unknown(f"**{name} of {fn.qual}"), "dict")})
+            typed = typed_kwargs.values(self, a.kwarg.annotation, Scope(fn.module, fn.parent, closure), tags)
+            return typed if typed is not None else frozenset({VSeq(unknown(f"**{name} of {fn.qual}"), "dict")})
         out: set[Value] = set()
         positional = a.posonlyargs + a.args
         defaults = fn.defaults()
@@ -45,7 +57,7 @@ class Annotations:
         ann = next((p.annotation for p in positional + a.kwonlyargs if p.arg == name), None)
         if ann is not None:
             out |= self.annotation(ann, outer, tags)
-        if not out or (ann is None and all(isinstance(v, VConst) for v in out)):
+        if not out or (ann is None and not missing and all(isinstance(v, VConst) for v in out)):
             out.add(VUnknown(f"parameter '{name}' of {fn.qual} has no argument bound on this path"))
         return frozenset(out)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import FrozenSet
 
 from ..index.scopes import ClassInfo, FuncInfo
-from ..semantics import attribute_store, class_hierarchy, container_subclass, init_attribute, mapping_mixin, mro, open_values, properties, super_call
+from ..semantics import absent_attribute, attribute_store, class_hierarchy, container_subclass, init_attribute, mapping_mixin, mro, open_values, properties, super_call
 from ..semantics.protocol import Inference, Scope
 from ..values import Value, VClass, VExt, VFunc, VInst, VSuper, VUnknown, memoised, ordered, unknown
 
@@ -192,7 +192,8 @@ class ClassModel:
             elif ext:
                 out.add(VExt(f"{ext[0]}.{attr}"))
             else:
-                out.add(VUnknown(f"{_short(v.qual)} has no attribute '{attr}'"))
+                absent = absent_attribute.values(self.ev, v, attr, tags)  # AttributeError: nothing
+                out |= absent if absent is not None else {VUnknown(f"{_short(v.qual)} has no attribute '{attr}'")}
         return frozenset(out)
 
     def _class_attr(self, v: VClass, attr: str, tags: set[str]) -> FrozenSet[Value]:

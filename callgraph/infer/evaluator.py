@@ -151,7 +151,7 @@ class Evaluator(Sequences, Annotations):
                     if name != first_param(fn) or fn.cls is None:
                         tags.add(binding.RULE.name)
                     if binding.OR_DEFAULT in bound:   # the argument may be missing: its default too
-                        bound = (bound - {binding.OR_DEFAULT}) | self.unbound_param(fn, name, ctx, tags)
+                        bound = (bound - {binding.OR_DEFAULT}) | self.missing_argument(fn, name, ctx, tags)
                 else:
                     bound = self.unbound_param(fn, name, ctx, tags)
                 if found is None:

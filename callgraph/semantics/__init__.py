@@ -18,9 +18,10 @@ exploration records).
 """
 from __future__ import annotations
 
-from . import (attribute_store, binding, bound, builtins_model, callbacks, class_hierarchy, computed_getattr, constructor,
+from . import (absent_attribute, abstract_class, attribute_store, binding, bound, builtins_model, callbacks, class_hierarchy, computed_getattr, constructor,
                container_subclass, containers, contextmanager, decorators, direct, external, init_attribute, init_chain,
-               iter_protocol, iterators, mapping_mixin, module_call, module_store, mro, oracle, partial, properties, registry, return_type, super_call)
+               iter_protocol, iterators, mapping_mixin, module_call, module_store, mro, oracle, partial, properties, registry, return_type, super_call,
+               typed_kwargs)
 from .rule import Call, Outcome, Rule
 
 REGISTRY: tuple[Rule, ...] = (
@@ -35,6 +36,7 @@ REGISTRY: tuple[Rule, ...] = (
     container_subclass.RULE,
     mapping_mixin.RULE,
     iterators.RULE,
+    typed_kwargs.RULE,
     containers.RULE,
     builtins_model.RULE,
     contextmanager.RULE,
@@ -45,9 +47,11 @@ REGISTRY: tuple[Rule, ...] = (
     init_chain.RULE,
     binding.RULE,
     attribute_store.RULE,
+    absent_attribute.RULE,
     module_store.RULE,
     init_attribute.RULE,
     mro.RULE,
+    abstract_class.RULE,
     constructor.RULE,
     decorators.RULE,
     direct.RULE,

@@ -6,7 +6,7 @@ from typing import FrozenSet
 
 from ..index.scopes import FuncInfo
 from ..values import Value, VClass, VConst, VFunc, VInst, VPartial, VSeq
-from . import external
+from . import abstract_class, external
 from .binding import bind
 from .container_subclass import held_at_construction
 from .rule import Call, CallArgs, Outcome, Rule
@@ -38,6 +38,8 @@ def construct(calls, qual: str, args: CallArgs, d, rule: str, key: str = "") -> 
     `rule` (`constructor`, `bound` for a class named by --bind, `registry` for one a registry
     chose by `key`)."""
     cm = calls.ev.classes
+    if abstract_class.abstract(calls.ev, qual):
+        return frozenset()  # ABCMeta raises TypeError: no instance, no __init__
     new = cm.method(qual, "__new__")
     init = cm.method(qual, "__init__")
     inst = VInst(qual)

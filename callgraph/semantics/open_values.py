@@ -19,6 +19,11 @@ from ..values import Value, VExt, VUnknown
 LEAF_TYPES = frozenset({
     "torch.Tensor", "torch.dtype", "torch.device", "torch.Size", "torch.Generator", "torch.Stream",
     "torch.Event", "torch.cuda.Stream", "torch.cuda.Event", "torch.memory_format", "torch.layout",
+    # the legacy typed tensors (`torch.LongTensor`: a tensor whose dtype is int64)
+    "torch.FloatTensor", "torch.DoubleTensor", "torch.HalfTensor", "torch.BFloat16Tensor", "torch.ByteTensor",
+    "torch.CharTensor", "torch.ShortTensor", "torch.IntTensor", "torch.LongTensor", "torch.BoolTensor",
+    "torch.cuda.FloatTensor", "torch.cuda.HalfTensor", "torch.cuda.LongTensor", "torch.cuda.IntTensor",
+    "torch.cuda.BoolTensor", "torch.cuda.BFloat16Tensor",
     "numpy.ndarray", "numpy.dtype",
     "builtins.int", "builtins.float", "builtins.bool", "builtins.str", "builtins.bytes", "builtins.complex",
     "builtins.list", "builtins.tuple", "builtins.dict", "builtins.set", "builtins.frozenset",

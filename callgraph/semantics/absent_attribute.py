@@ -1,0 +1,61 @@
+"""`absent-attribute`: an attribute no code can give an exact instance of a plain in-tree class is absent.
+
+Reading it raises AttributeError, so a call of it runs nothing. transformers' `Cache.update`
+calls `self.layers[layer_idx].update(...)` where a layer may be an exact `LinearAttentionLayer`
+(made by `self.layer_class_to_replicate()`), which has no `update`: at run time that call
+raises; before, the read was unknown ("has no attribute") and a blocker of every negative
+through a cache.
+
+The attribute is absent only when all of this holds, else the read stays unknown as before:
+- the instance is of exactly that class (made by name; `exact=False`, a value known by a base
+  type, may be of a subclass that has it: class-hierarchy reads those);
+- no class of its MRO has a base from outside the tree (but the markers `object`, `abc.ABC`,
+  `typing.Generic`) or a base not resolved: an outside base can have the attribute, set it, or
+  answer `__getattr__`; nor defines `__getattr__` / `__getattribute__`;
+- no class of its MRO defines or assigns the name (class body, methods' `self.x = v`: the
+  class model looked first), and no store of the scope can set it on such an instance
+  (attribute-store: `obj.x = v`, `setattr(obj, "x", v)`, computed names that can spell it,
+  writes into `__dict__`, store functions used as values, unreadable files);
+- no code of the scope stores `__class__` (an object's class changed after it was made).
+Stores made by code outside the analysed roots are not seen, as for every store the analysis reads.
+"""
+from __future__ import annotations
+
+from typing import FrozenSet
+
+from ..values import Value, VInst
+from . import attribute_store
+from .rule import Rule
+
+
+class AbsentAttribute(Rule):
+    """an attribute that no class of its MRO defines and no store of the scope can set, read
+    on an exact instance of an in-tree class with nothing from outside in its MRO (no
+    `__getattr__`), raises AttributeError: the read has no value and a call of it runs
+    nothing (transformers' `LinearAttentionLayer` has no `update`)"""
+
+    name = "absent-attribute"
+    where = ("semantics/absent_attribute.py", "infer/classes.py", "semantics/attribute_store.py")
+    on_edges = False
+
+
+RULE = AbsentAttribute()
+
+
+def values(ev, v: VInst, attr: str, tags: set[str]) -> FrozenSet[Value] | None:
+    """What `attr` of `v` is when the class model found nothing: nothing (absent), what the
+    scope's stores put there, or None when neither can be told (the caller keeps its unknown).
+    The caller has checked that no class of the MRO defines or assigns it."""
+    cm = ev.classes
+    if not v.exact or cm.external_bases(v.qual) or cm.unknown_bases(v.qual):
+        return None
+    if any(name in info.methods for k in cm.mro(v.qual) if (info := cm.info(k)) is not None
+           for name in ("__getattr__", "__getattribute__")):
+        return None
+    if ev.p.attribute_stored("__class__"):
+        return None
+    stored = attribute_store.values(ev, v, attr, tags)
+    if stored is not None:
+        return stored  # the stores' values, or an unknown naming the store that opens it
+    tags.add(RULE.name)
+    return frozenset()
