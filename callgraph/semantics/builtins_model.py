@@ -1,5 +1,5 @@
 """Python builtins that pass values through: `getattr(obj, "name")`, `super()`, `type(x)`,
-`list/tuple/sorted/iter/next(...)`, `dict(...)`, `copy.copy/deepcopy`,
+`list/tuple/sorted/iter/next(...)`, `dict(...)`, `copy.copy/deepcopy`, `object.__new__(cls)`,
 `typing.cast`, and a container's own methods (`.values()`, `.items()`, `.get()`). The iterators
 (`enumerate`, `zip`, `reversed`, `itertools`) are their own rule (`iterators.py`).
 
@@ -47,12 +47,14 @@ DYNAMIC = {"importlib.import_module": "a module imported by a computed name (imp
 def handles(name: str) -> bool:
     return name in PASS_FIRST or name in IDENTITY or name in DYNAMIC or name in {
         "builtins.getattr", "builtins.super", "builtins.type", "builtins.next",
-        "builtins.dict", "collections.OrderedDict", "builtins.min", "builtins.max", "typing.cast"}
+        "builtins.dict", "collections.OrderedDict", "builtins.min", "builtins.max", "typing.cast",
+        "builtins.object.__new__"}
 
 
 class Builtins(Rule):
     """Builtins that pass values through: `getattr(obj, "name")`, `type(x)`,
-    `list/tuple/sorted/iter/next`, `dict`, `copy.copy/deepcopy`,
+    `list/tuple/sorted/iter/next`, `dict`, `copy.copy/deepcopy`, `object.__new__(cls)` (an
+    instance of cls: `super().__new__(cls)` where no class after defines `__new__`),
     `typing.cast`, `torch.compile`, torch's function markers (`torch.compiler.allow_in_graph(f)`,
     `disable(f)`, `torch.jit.ignore(f)`/`unused(f)` return `f` or a wrapper calling it); dynamic imports, `eval` and `globals()` give unknown"""
 
@@ -82,6 +84,9 @@ def _call(ev, v, args, scope, tags):
         return frozenset(out)
     if name in DYNAMIC:
         return frozenset({VUnknown(DYNAMIC[name])})
+    if name == "builtins.object.__new__" and args.pos:  # `super().__new__(cls)`: an instance of cls
+        return frozenset(VInst(c.qual) if isinstance(c, VClass) else VUnknown("object.__new__ of a class not inferred")
+                         for c in args.pos[0])
     if name == "builtins.super":
         return super_call.made(ev, args, scope)
     if name == "builtins.type" and len(args.pos) == 1:

@@ -18,6 +18,7 @@ from .protocol import Inference, Scope
 from .rule import CallArgs, Rule
 
 # What a dict/list subclass calls on super() to read its own items (transformers' ClassInstantier).
+OBJECT_NEW = "builtins.object.__new__"
 CONTAINER_ACCESS = {"__getitem__", "get", "pop", "values", "items", "__iter__", "setdefault"}
 
 
@@ -78,6 +79,10 @@ def attribute(ev: Inference, v: VSuper, attr: str, tags: set[str]) -> FrozenSet[
     ext = cm.external_bases(v.cls)
     if ext:
         return frozenset({VExt(f"{ext[0]}.{attr}")})
+    if attr == "__new__" and not cm.unknown_bases(v.cls):
+        # nothing after the class defines __new__ and nothing from outside but `object` and the
+        # markers is in its MRO: `super().__new__(cls)` is object.__new__ (builtins_model)
+        return frozenset({VExt(OBJECT_NEW)})
     return unknown(f"super() of {_short(v.cls)} has no attribute '{attr}'")
 
 
