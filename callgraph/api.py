@@ -27,6 +27,7 @@ from .jedi_oracle import JediOracle
 from .leads import Leads
 from .infer.evaluator import Evaluator
 from .model import GraphView, Node, Proof, Unresolved
+from . import entry_args
 from .query import ReachInputs, reach, start_context
 from .relevance import Relevance, build_index, index_of_record, index_record
 from .roots import MAX_FILE_MB, find_roots
@@ -249,22 +250,27 @@ class Analysis:
 
     @collector_paused
     def reach(self, entry: str, target: str, all_paths: bool = False, max_seconds: float | None = None,
-              started: float | None = None) -> Proof:
+              started: float | None = None, args: dict[str, str] | None = None) -> Proof:
         """`started` (time.perf_counter()) is when the caller began counting `max_seconds`
-        (the command line: before the tree was listed); by default now."""
+        (the command line: before the tree was listed); by default now. `args`: parameter name
+        -> a type, read as an annotation in the entry's module (`--arg x=torch.Tensor`): what
+        the entry is called with, the premise the answer holds under."""
         t0 = time.perf_counter()  # --max-seconds bounds all of it: names, exploration, summaries
         deadline = (started if started is not None else t0) + max_seconds if max_seconds else None
+        args = dict(args or {})
         key = key_of(__version__, "reach", entry, target, all_paths, sorted(self.ev.binds.items()),
-                     self._config_key(), self.roots, self._scope_digest())
+                     self._config_key(), self.roots, self._scope_digest(), sorted(args.items()))
         hit = self._cached("reach", key)
         if hit is not None:
             return _with_seconds(Proof.from_json(hit["proof"]), time.perf_counter() - t0)
         self._new_query()
         e = self._resolve(entry, "entry")
         t = self._resolve(target, "target")
+        typed = entry_args.typed(self.ev, self.project.functions[e.func], args)
         inputs = ReachInputs(self.explorer, self._relevance_for, self.roots, self._oracle_once, self._leads_for)
         proof = reach(inputs, e, t, all_paths=all_paths, max_seconds=max_seconds, progress=self.progress,
-                      deadline=deadline)
+                      deadline=deadline, entry_args=typed,
+                      assumptions=tuple(f"{name}: {tp}" for name, tp in sorted(args.items())))
         proof = _with_seconds(proof, time.perf_counter() - t0)
         if not (max_seconds and any("--max-seconds" in u.why for u in proof.unresolved)):
             self._store("reach", key, {"proof": proof.to_json()})

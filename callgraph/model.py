@@ -136,6 +136,7 @@ class Proof:
     stats: Stats = field(default_factory=Stats)
     all_paths: tuple[tuple[Hop, ...], ...] = ()
     conditions: tuple[Condition, ...] = ()  # unknown: registry sites and the keys that would reach
+    assumptions: tuple[str, ...] = ()  # the entry's parameters as --arg typed them: "x: torch.Tensor"
 
     def to_json(self) -> dict[str, Any]:
         data = {
@@ -153,6 +154,8 @@ class Proof:
             data["all_paths"] = [[hop_json(h) for h in p] for p in self.all_paths]
         if self.conditions:
             data["conditions"] = [c.to_json() for c in self.conditions]
+        if self.assumptions:
+            data["assumptions"] = list(self.assumptions)
         return data
 
     @classmethod
@@ -173,6 +176,7 @@ class Proof:
             all_paths=tuple(tuple(_hop(h) for h in p) for p in data.get("all_paths", ())),
             conditions=tuple(Condition(c["site"], c.get("factory", ""), c.get("key", ""), tuple(c.get("reaching", ())),
                                        c.get("complete", True)) for c in data.get("conditions", ())),
+            assumptions=tuple(data.get("assumptions", ())),
         )
 
     def dumps(self) -> str:

@@ -36,19 +36,27 @@ class ReachInputs:
     #                           blockers are listed in
 
 
-def start_context(project, entry: Resolved) -> Ctx:
+def start_context(project, entry: Resolved, entry_args: dict | None = None) -> Ctx:
+    """The entry's context: `self` an exact instance of its class, and the parameters --arg
+    typed bound to what their types name (the others unbound: defaults and annotations)."""
     fn = project.functions[entry.func]
-    return self_context(fn, VInst(entry.cls or (fn.cls.qual if fn.cls else "")))
+    ctx = self_context(fn, VInst(entry.cls or (fn.cls.qual if fn.cls else "")))
+    if not entry_args:
+        return ctx
+    binds = dict(ctx.binds)
+    binds.update(entry_args)
+    return Ctx(ctx.fn, tuple(sorted(binds.items(), key=lambda kv: kv[0])), ctx.closure)
 
 
 def reach(inp: ReachInputs, entry: Resolved, target: Resolved, all_paths: bool = False,
-          max_seconds: float | None = None, progress=None, deadline: float | None = None) -> Proof:
+          max_seconds: float | None = None, progress=None, deadline: float | None = None,
+          entry_args: dict | None = None, assumptions: tuple[str, ...] = ()) -> Proof:
     """`deadline` (time.perf_counter()) is when `max_seconds` runs out, counted from the start of
     the whole query (the caller's: name lookup included); by default from here. Whatever the
     budget cut is named in the first blocker, and the verdict is then never "unreachable"."""
     t0 = time.perf_counter()
     project = inp.explorer.p
-    start = start_context(project, entry)
+    start = start_context(project, entry, entry_args)
     if deadline is None and max_seconds:
         deadline = t0 + max_seconds
     cut = _Cut(deadline)
@@ -63,7 +71,8 @@ def reach(inp: ReachInputs, entry: Resolved, target: Resolved, all_paths: bool =
             cut.add("asking Jedi about the unresolved sites")
     if entry.func == target.func:
         ex.reached = start
-    base = dict(entry=entry.func, target=target.func, root=inp.roots, tool_version=__version__)
+    base = dict(entry=entry.func, target=target.func, root=inp.roots, tool_version=__version__,
+                assumptions=assumptions)
     if ex.reached is not None:
         steps = ex.path_to(ex.reached)
         paths = _all_paths(ex, start, target.func) if all_paths else ()

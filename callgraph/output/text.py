@@ -38,6 +38,8 @@ def proof_text(proof: Proof, known_classes: set[str]) -> str:
                          + ("" if c.complete else " (the check was cut short)"))
         for u in proof.unresolved:  # with the column: two calls on one line are two sites
             lines.append(f"  {u.site}   {u.expr}   in {s(u.caller)}: {u.why}")
+    if proof.assumptions:  # the premise the answer holds under (--arg)
+        lines.append(f"assuming the entry's {'; '.join(proof.assumptions)} (--arg)")
     st = proof.stats
     lines.append(f"stats: {st.functions_visited} functions visited, {st.call_sites} call sites resolved, "
                  f"{st.seconds:.2f} s")
