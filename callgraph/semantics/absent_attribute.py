@@ -16,16 +16,21 @@ The attribute is absent only when all of this holds, else the read stays unknown
   class model looked first), and no store of the scope can set it on such an instance
   (attribute-store: `obj.x = v`, `setattr(obj, "x", v)`, computed names that can spell it,
   writes into `__dict__`, store functions used as values, unreadable files);
-- no code of the scope stores `__class__` (an object's class changed after it was made).
+- no code of the scope stores `__class__` (an object's class changed after it was made);
+- no class of its MRO has a class decorator, but `dataclasses.dataclass` for a name that is not
+  a dunder (it adds `__init__`, `__eq__`, ... and `__match_args__`, nothing else).
 Stores made by code outside the analysed roots are not seen, as for every store the analysis reads.
 """
 from __future__ import annotations
 
 from typing import FrozenSet
 
-from ..values import Value, VInst
+from ..values import Value, VExt, VInst
 from . import attribute_store
+from .protocol import Scope
 from .rule import Rule
+
+INERT_DECORATORS = frozenset({"dataclasses.dataclass"})
 
 
 class AbsentAttribute(Rule):
@@ -49,9 +54,13 @@ def values(ev, v: VInst, attr: str, tags: set[str]) -> FrozenSet[Value] | None:
     cm = ev.classes
     if not v.exact or cm.external_bases(v.qual) or cm.unknown_bases(v.qual):
         return None
-    if any(name in info.methods for k in cm.mro(v.qual) if (info := cm.info(k)) is not None
-           for name in ("__getattr__", "__getattribute__")):
+    infos = [cm.info(k) for k in cm.mro(v.qual)]
+    if any(info is None for info in infos):
         return None
+    if any(name in info.methods for info in infos for name in ("__getattr__", "__getattribute__")):
+        return None
+    if any(not _inert(ev, info, attr) for info in infos for _ in info.node.decorator_list[:1]):
+        return None  # a class decorator may add the attribute
     if ev.p.attribute_stored("__class__"):
         return None
     stored = attribute_store.values(ev, v, attr, tags)
@@ -59,3 +68,16 @@ def values(ev, v: VInst, attr: str, tags: set[str]) -> FrozenSet[Value] | None:
         return stored  # the stores' values, or an unknown naming the store that opens it
     tags.add(RULE.name)
     return frozenset()
+
+
+def _inert(ev, info, attr: str) -> bool:
+    """Whether every class decorator of `info` adds no attribute called `attr`."""
+    if attr.startswith("__"):
+        return False
+    scope = Scope(info.module)
+    for dec in info.node.decorator_list:
+        node = dec.func if dec.__class__.__name__ == "Call" else dec  # `@dataclass(frozen=True)`
+        found = ev.eval(node, scope, set())
+        if not found or not all(isinstance(v, VExt) and v.name in INERT_DECORATORS for v in found):
+            return False
+    return True

@@ -13,7 +13,8 @@ A class counts as abstract only when all of this holds, else it is instantiated 
 - its metaclass is `abc.ABCMeta` (a base `abc.ABC`, or `metaclass=ABCMeta`), and no class of
   its MRO names another metaclass or has a base from outside other than `abc.ABC`, `object`,
   `typing.Generic` (an outside base could define the method, `__new__` or the metaclass);
-- no class of its MRO defines `__new__`;
+- no class of its MRO defines `__new__` or is decorated (a class decorator may add methods and
+  recompute the abstract set, as `dataclass` does through `abc.update_abstractmethods`);
 - some method of its MRO is decorated `@abstractmethod` (abc's, outermost or under
   `property` / `staticmethod` / `classmethod` only), and the first class of the MRO that binds
   that name binds it there, by that def, at the top of its body (a name also bound by an
@@ -70,8 +71,8 @@ def _abstract(ev, qual: str) -> bool:
     meta = False
     for k in order:
         info = ev.p.classes.get(k)
-        if info is None:
-            return False
+        if info is None or info.node.decorator_list:
+            return False  # a class decorator may add the methods (dataclass's update_abstractmethods)
         for b in cm.bases(k):
             if isinstance(b, VExt):
                 if b.name not in ALLOWED_BASES:
