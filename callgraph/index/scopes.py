@@ -390,6 +390,10 @@ def dotted_text(node: ast.AST) -> str | None:
 
 # Container methods that put values in: `layers.append(Layer())`, `table.update({...})`.
 ADDING_METHODS = {"append": 0, "add": 0, "insert": 1, "setdefault": 1, "extend": "*", "update": "**", "appendleft": 0}
+# How many positional arguments each takes on a list, set, deque or dict (`update` any): a call
+# spelled with another count (`cute.append(shape, n)`, an outside module's function) raises
+# TypeError on a builtin container, so it stores nothing into one and is not read as a store.
+ADDING_ARITY = {"append": 1, "add": 1, "appendleft": 1, "extend": 1, "insert": 2, "setdefault": 2}
 # The text of a statement that may store into a container or declare a name global (what
 # `_mutation` and `ast.Global` read): `X[k] = v`, `X.append(v)` and the other ADDING_METHODS,
 # `global X`. It errs towards yes (strings and comments match too); see store_lines.
@@ -432,6 +436,10 @@ def _mutation(node: ast.AST) -> tuple[ast.AST, Binding] | None:
     """`X.append(v)` / `X[k] = v` and friends: (the container expression X, the binding)."""
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ADDING_METHODS:
         pos = ADDING_METHODS[node.func.attr]
+        arity = ADDING_ARITY.get(node.func.attr)
+        spread = any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords)
+        if arity is not None and not spread and (len(node.args) != arity or node.keywords):
+            return None
         container, keys = _subscripts(node.func.value)
         if isinstance(pos, str) and node.args:
             return container, Binding("item", node.args[0], (pos,), keys=keys)
