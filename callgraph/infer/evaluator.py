@@ -16,7 +16,7 @@ from typing import Callable, FrozenSet, Iterable
 from ..index.project import Project
 from ..registries import Registries
 from ..index.scopes import MODULE_CODE, Binding, FuncInfo, ModuleInfo, first_param
-from ..semantics import binding, bound, computed_getattr, contextmanager, decorators, module_store, return_type
+from ..semantics import binding, bound, computed_getattr, contextmanager, decorators, leaf_annotation, module_store, return_type
 from ..semantics.builtins_model import builtin_lacks
 from ..semantics.containers import apply_stores, remote_stores
 from ..semantics.protocol import Scope
@@ -152,6 +152,8 @@ class Evaluator(Sequences, Annotations):
                         tags.add(binding.RULE.name)
                     if binding.OR_DEFAULT in bound:   # the argument may be missing: its default too
                         bound = (bound - {binding.OR_DEFAULT}) | self.missing_argument(fn, name, ctx, tags)
+                    if binding.OPAQUE_UNKNOWN in bound:  # `x: torch.Tensor` given a value not inferred
+                        bound = leaf_annotation.narrowed(self, fn, name, bound, binding.OPAQUE_UNKNOWN)
                 else:
                     bound = self.unbound_param(fn, name, ctx, tags)
                 if found is None:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from . import (absent_attribute, abstract_class, attribute_store, binding, bound, builtins_model, callbacks, class_hierarchy, computed_getattr, constructor,
                container_subclass, containers, contextmanager, decorators, direct, external, init_attribute, init_chain,
-               iter_protocol, iterators, mapping_mixin, module_call, module_store, mro, oracle, partial, properties, registry, return_type, super_call,
+               iter_protocol, iterators, leaf_annotation, mapping_mixin, module_call, module_store, mro, oracle, partial, properties, registry, return_type, super_call,
                typed_kwargs)
 from .rule import Call, Outcome, Rule
 
@@ -46,6 +46,7 @@ REGISTRY: tuple[Rule, ...] = (
     return_type.RULE,
     init_chain.RULE,
     binding.RULE,
+    leaf_annotation.RULE,
     attribute_store.RULE,
     absent_attribute.RULE,
     module_store.RULE,

@@ -121,6 +121,7 @@ def _bounded(vals: FrozenSet[Value]) -> FrozenSet[Value]:
 
 
 _OPAQUE_UNKNOWN = VUnknown("argument not inferred at the call site")
+OPAQUE_UNKNOWN = _OPAQUE_UNKNOWN  # what a parameter read sees (semantics/leaf_annotation.py)
 # what stands for the values cut from a bound parameter's set (calls on it stay unresolved)
 _TRUNCATED = VUnknown(f"more than {MAX_BOUND_VALUES} values bound to one parameter; the rest "
                       f"not followed")
