@@ -394,6 +394,7 @@ ADDING_METHODS = {"append": 0, "add": 0, "insert": 1, "setdefault": 1, "extend":
 # spelled with another count (`cute.append(shape, n)`, an outside module's function) raises
 # TypeError on a builtin container, so it stores nothing into one and is not read as a store.
 ADDING_ARITY = {"append": 1, "add": 1, "appendleft": 1, "extend": 1, "insert": 2, "setdefault": 2}
+
 # The text of a statement that may store into a container or declare a name global (what
 # `_mutation` and `ast.Global` read): `X[k] = v`, `X.append(v)` and the other ADDING_METHODS,
 # `global X`. It errs towards yes (strings and comments match too); see store_lines.
