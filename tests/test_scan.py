@@ -72,8 +72,22 @@ def test_walk_owned_gives_each_node_its_statement():
     assert checked > 100
 
 
+def _comprehension_scoped(root) -> dict:
+    """id(node) -> the names comprehensions around it bind (Python 3: their own scope), for the
+    nodes inside each comprehension but its first iterable (evaluated in the enclosing scope)."""
+    out: dict = {}
+    for c in ast.walk(root):
+        if isinstance(c, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            names = {t.id for g in c.generators for t in ast.walk(g.target) if isinstance(t, ast.Name)}
+            inside = {id(n) for n in ast.walk(c)} - {id(n) for n in ast.walk(c.generators[0].iter)}
+            for i in inside:
+                out.setdefault(i, set()).update(names)
+    return out
+
+
 def test_flow_loads_are_the_walks_name_reads():
-    """flow._loads_in is _walk_expr specialised to tracked name reads: same nodes, every root."""
+    """flow._loads_in is _walk_expr specialised to tracked name reads: same nodes, every root,
+    but a comprehension's own targets read inside it (not this body's names)."""
     from callgraph.index import flow
     from callgraph.index.compact import compact
 
@@ -83,9 +97,11 @@ def test_flow_loads_are_the_walks_name_reads():
             for root in ast.walk(t):
                 if not isinstance(root, (ast.stmt, ast.expr)):
                     continue
+                scoped = _comprehension_scoped(root)
                 for untracked in (set(), {"self", "x"}):
                     want = [n for n in flow._walk_expr(root) if isinstance(n, ast.Name)
-                            and isinstance(n.ctx, ast.Load) and n.id not in untracked]
+                            and isinstance(n.ctx, ast.Load) and n.id not in untracked
+                            and n.id not in scoped.get(id(n), ())]
                     got = flow._loads_in(root, untracked)
                     assert sorted(map(id, got)) == sorted(map(id, want)), ast.dump(root)
                 roots += 1

@@ -12,8 +12,13 @@ stores into it on that path, each marked `strong` when it certainly ran after th
 
 Only reads in the same body use this; reads from nested functions (closures) and other
 functions (globals) still see every binding, since they run at any later time. Names bound by
-comprehensions or `:=`, or declared global/nonlocal, are not tracked (their reads fall back to
-every binding), nor are reads inside statements this walk does not model.
+`:=`, or declared global/nonlocal, are not tracked (their reads fall back to every binding),
+nor are reads inside statements this walk does not model. A comprehension's targets are its
+own scope's (Python 3): no statement of the body rebinds them, so the body's reads of a name
+that is also a comprehension's target (`x.dim()` before `[f(x) for x in (q, k)]`) see the
+body's bindings only; a read of the target inside the comprehension (but in its first
+iterable, evaluated outside) falls back to every binding, the comprehension's included, and so
+does every read of a name only comprehensions bind.
 """
 from __future__ import annotations
 
@@ -259,20 +264,37 @@ def _loads_in(root: ast.AST, untracked: set[str]) -> list[ast.Name]:
     out = []
     stack = [root]
     kinds = _KINDS
+    shadowed: dict[int, frozenset] = {}  # id(node) -> names a comprehension around it binds
     while stack:
         cur = stack.pop()
         kind = kinds.get(cur.__class__)
         if kind is None:
             kind = _kind_of(cur.__class__)
         if kind == _NAME:
-            if isinstance(cur.ctx, ast.Load) and cur.id not in untracked:
+            if isinstance(cur.ctx, ast.Load) and cur.id not in untracked \
+                    and not (shadowed and cur.id in shadowed.get(id(cur), ())):
                 out.append(cur)
         elif kind == _LAMBDA:
             stack.extend(cur.args.defaults)
             stack.extend(d for d in cur.args.kw_defaults if d is not None)
         elif kind == _NODE:
-            stack += child_nodes(cur)
+            children = child_nodes(cur)
+            if isinstance(cur, _COMPREHENSIONS):
+                # its targets are its own scope's: a read of one inside it (but in the first
+                # iterable, evaluated outside) is not this body's; it falls back to every binding
+                inner = shadowed.get(id(cur), frozenset()) | {
+                    t.id for g in cur.generators for t in ast.walk(g.target) if isinstance(t, ast.Name)}
+                first = cur.generators[0]
+                scoped = [c for c in children if c is not first]
+                scoped += [first.target] + list(first.ifs)
+                for c in scoped:
+                    for sub in ast.walk(c):
+                        shadowed[id(sub)] = inner | shadowed.get(id(sub), frozenset())
+            stack += children
     return out
+
+
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 
 
 _NODE, _NAME, _LAMBDA, _SCOPE = range(4)

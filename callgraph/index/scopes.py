@@ -124,6 +124,7 @@ class FuncInfo:
         index/flow.py), the names flow does not follow, and the method's `self.x` stores."""
         calls, returns, special = [], [], []
         untracked: set[str] = set()  # names statement order does not follow (index/flow.py)
+        comprehended: dict = {}      # the bindings comprehension targets make, by name
         made: dict[int, dict] = {}   # id(statement) -> the bindings it makes, by name
         self_assigns: list[tuple[str, Binding]] = []
         selfname = first_param(self) if self.cls is not None and self.kind != "staticmethod" else None
@@ -147,10 +148,16 @@ class FuncInfo:
             elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Raise, ast.For, ast.AsyncFor,
                                 ast.comprehension)):
                 special.append(n)
-            if isinstance(n, (ast.comprehension, ast.NamedExpr)):
+            if isinstance(n, ast.NamedExpr):
                 untracked.update(t.id for t in ast.walk(n.target) if isinstance(t, ast.Name))
             elif isinstance(n, (ast.Global, ast.Nonlocal)):
                 untracked.update(n.names)
+            if isinstance(n, ast.comprehension):
+                # Python 3: a comprehension's target is its own scope's, not this body's: no
+                # statement of the body rebinds it (flow.py's reads outside the comprehension
+                # do not see it; reads inside fall back to every binding, this one included)
+                bind_node(n, comprehended, scope_qual, package, local)
+                continue
             table = made.get(id(owner))
             if table is None:
                 table = made[id(owner)] = {}
@@ -162,13 +169,18 @@ class FuncInfo:
         self._returns = [self.node.body] if isinstance(self.node, ast.Lambda) else returns
         self._generator = generator and not isinstance(self.node, ast.Lambda)
         self._special = special
-        self._untracked = untracked
         self._self_assigns = self_assigns
+        table = {}
+        for per_stmt in made.values():
+            for name, bs in per_stmt.items():
+                table.setdefault(name, []).extend(bs)
+        # a name only comprehensions bind (no statement of the body, not a parameter): its
+        # reads are not ordered (every binding counts, as before)
+        untracked.update(n for n in comprehended if n not in table and n not in self.param_names())
+        self._untracked = untracked
         if self._locals is None:  # module code's are the module's globals, collected at load
-            table = {}
-            for per_stmt in made.values():
-                for name, bs in per_stmt.items():
-                    table.setdefault(name, []).extend(bs)
+            for name, bs in comprehended.items():
+                table.setdefault(name, []).extend(bs)
             self._locals = table
         # kept for reaching() only where statement order can matter (a name bound twice or
         # stored into): the flow walk is not needed elsewhere, and the tables would double locals
