@@ -46,6 +46,7 @@ RULES = (
     "partial",          # functools.partial(f, ...) called
     "computed-getattr", # getattr(obj, f"forward_{k}"): the receiver's attributes the name can spell
     "decorator",        # decorated def kept as itself (@torch.no_grad() and the like)
+    "triton-launch",    # kernel[grid](...) of a @triton.jit function runs it (and its decorators' callables)
     "class-hierarchy",  # receiver of a base type -> every override
     "bound",            # factory resolved by a user binding (--bind)
     "registry",         # factory resolved by a framework registry's table (the edge's `key`)

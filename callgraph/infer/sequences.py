@@ -12,11 +12,11 @@ from __future__ import annotations
 import ast
 from typing import FrozenSet
 
-from ..semantics import containers, iterators
+from ..semantics import containers, iterators, triton_launch
 from ..semantics.computed_getattr import added
 from ..semantics.container_subclass import held, not_iterable
 from ..semantics.protocol import Scope
-from ..values import EMPTY, Value, VClass, VExt, VInst, VSeq, VUnknown, cap
+from ..values import EMPTY, Value, VClass, VExt, VFunc, VInst, VSeq, VUnknown, cap
 
 
 class Sequences:
@@ -59,6 +59,8 @@ class Sequences:
                 out |= self.calls.dunder(v, "__getitem__", tags, key=key)
             elif isinstance(v, VClass):
                 out.add(v)  # Generic[T] and friends
+            elif isinstance(v, VFunc) and (launch := triton_launch.launched(self, v, tags)) is not None:
+                out |= launch  # `kernel[grid]` of a @triton.jit function: its launcher
             else:
                 out.add(VExt("<item>"))
         return frozenset(out)

@@ -21,7 +21,7 @@ from __future__ import annotations
 from . import (absent_attribute, abstract_class, attribute_store, binding, bound, builtins_model, callbacks, class_hierarchy, computed_getattr, constructor,
                container_subclass, containers, contextmanager, decorators, direct, external, init_attribute, init_chain,
                iter_protocol, iterators, leaf_annotation, mapping_mixin, module_call, module_store, mro, oracle, partial, properties, registry, return_type, super_call,
-               typed_kwargs)
+               triton_launch, typed_kwargs)
 from .rule import Call, Outcome, Rule
 
 REGISTRY: tuple[Rule, ...] = (
@@ -54,6 +54,7 @@ REGISTRY: tuple[Rule, ...] = (
     mro.RULE,
     abstract_class.RULE,
     constructor.RULE,
+    triton_launch.RULE,
     decorators.RULE,
     direct.RULE,
     iter_protocol.RULE,
