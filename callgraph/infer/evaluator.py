@@ -128,6 +128,7 @@ class Evaluator(Sequences, Annotations):
         key = ctx
         self._returns[key] = EMPTY  # recursion guard
         result = return_type.returned(self, fn, self.scope_of(fn, ctx))
+        result = leaf_annotation.returned(self, fn, result)  # `-> torch.Tensor` over what was not inferred
         self._returns[key] = result
         return result
 

@@ -15,13 +15,19 @@ annotation, is some in-tree object. Containers annotated by their builtin type a
 described, so they stay unknown. SGLang's kernels and quantisation helpers take their tensors
 this way (`def apply_fp8_linear(input: torch.Tensor, ...)`, called with `self.quant_method`'s
 results): their `x.view(...)`, `x.stride(0)` are tensor methods, not blockers.
+A function's return annotation is believed the same way (`returned`): what a function
+annotated `-> torch.Tensor` returns, where that was not inferred (an outside kernel's result,
+a blocker's value), is a tensor; its known values are kept as they are. SGLang's quantisation
+methods, `def apply(self, layer, x, bias=None) -> torch.Tensor`, return what a dozen backends
+compute; `qkv, _ = self.qkv_proj(x)` then `qkv.split(...)` is a tensor's method.
 """
 from __future__ import annotations
 
+import ast
 from typing import FrozenSet
 
 from ..index.scopes import FuncInfo
-from ..values import Value, VConst, VExt, VSeq
+from ..values import Value, VConst, VExt, VSeq, VUnknown
 from .protocol import Inference, Scope
 from .rule import Rule
 
@@ -29,7 +35,8 @@ from .rule import Rule
 class LeafAnnotation(Rule):
     """a parameter annotated with a data type (`x: torch.Tensor`, `Optional[torch.Tensor]`,
     `Tuple[torch.Tensor, ...]`, `int`, `str`) whose argument at the call site was not inferred is
-    that data type, as a parameter with no argument bound is: its methods are outside leaves.
+    that data type, as a parameter with no argument bound is: its methods are outside leaves;
+    so is what a function annotated `-> torch.Tensor` returns where that was not inferred.
     Not for `list`/`dict` alone, `Namespace`, enums, loggers or any other class, whose contents
     an annotation does not describe"""
 
@@ -63,11 +70,30 @@ def narrowed(ev: Inference, fn: FuncInfo, name: str, bound: FrozenSet[Value], un
     return (bound - {unknown}) | described
 
 
+def returned(ev: Inference, fn: FuncInfo, result: FrozenSet[Value]) -> FrozenSet[Value]:
+    """`result`, what `fn` returns, with its values not inferred replaced by what `fn`'s return
+    annotation describes, when that is only data (`-> torch.Tensor`); `result` otherwise."""
+    if not any(isinstance(v, VUnknown) for v in result) or isinstance(fn.node, ast.Lambda) or fn.node.returns is None:
+        return result
+    memo = ev.stores_memo
+    key = ("leaf-annotation", fn.qual, "->")
+    described = memo.get(key)
+    if described is None:
+        described = memo[key] = _data_only(ev, fn, fn.node.returns)
+    if not described:
+        return result
+    return frozenset(v for v in result if not isinstance(v, VUnknown)) | described
+
+
 def _described(ev: Inference, fn: FuncInfo, name: str) -> FrozenSet[Value]:
+    if isinstance(fn.node, ast.Lambda):
+        return frozenset()
     a = fn.node.args
     ann = next((p.annotation for p in a.posonlyargs + a.args + a.kwonlyargs if p.arg == name), None)
-    if ann is None:
-        return frozenset()
+    return frozenset() if ann is None else _data_only(ev, fn, ann)
+
+
+def _data_only(ev: Inference, fn: FuncInfo, ann: ast.AST) -> FrozenSet[Value]:
     vals = ev.annotation(ann, Scope(fn.module, fn.parent, None), set())
     return vals if vals and all(_data(v, 0) for v in vals) else frozenset()
 
