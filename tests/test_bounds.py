@@ -51,3 +51,43 @@ def test_reach_through_a_capped_call_is_unknown_not_unreachable(tmp_path, monkey
     pkg = _tree(tmp_path, 5)
     proof = Analysis([str(pkg)], use_cache=False).reach("pkg.m.use", "pkg.m.Leaf3.go")
     assert proof.verdict == "unknown", proof
+
+
+def test_a_widened_answer_is_asked_again_not_kept_from_the_depth_limit(tmp_path):
+    """Past MAX_RETURN_CONTEXTS argument sets a helper's value is its widened context's. That
+    answer was kept under the caller's own context too, so when the widened context was first
+    asked at the inference depth limit (an unknown), every later call with those arguments got
+    that unknown, at any depth (and its key held the argument sets for the whole run). It is
+    now looked up again: the depth-limited call is unknown, the same call from the top is not."""
+    from callgraph.infer.evaluator import Evaluator
+    from callgraph.values import Ctx, VClass, VInst, VUnknown
+
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "m.py").write_text(textwrap.dedent("""\
+        class Leaf:
+            pass
+
+        class A:
+            pass
+
+        class B:
+            pass
+
+        def helper(x):
+            return Leaf()
+        """))
+    project = Analysis([str(pkg)], use_cache=False).project
+    project.load_all()
+    ev = Evaluator(project, max_depth=1, max_return_contexts=1)
+    fn = project.functions["pkg.m.helper"]
+    leaf = frozenset({VInst("pkg.m.Leaf")})
+    first = Ctx(fn.qual, (("x", frozenset({VClass("pkg.m.A")})),))
+    other = Ctx(fn.qual, (("x", frozenset({VClass("pkg.m.B")})),))
+    assert ev.returns(fn, first) == leaf
+    ev._depth = ev.max_depth  # asked from a helper at the depth limit: widened, then cut
+    assert all(isinstance(v, VUnknown) for v in ev.returns(fn, other))
+    ev._depth = 0
+    assert ev.returns(fn, other) == leaf
+    assert other not in ev._returns

@@ -108,13 +108,16 @@ class Evaluator(Sequences, Annotations):
             return self._returns[key]
         n = self._return_contexts.get(fn.qual, 0)
         if n >= self.max_return_contexts and ctx.binds:
-            # widen: this helper was already inferred for many argument sets
+            # widen: this helper was already inferred for many argument sets. The answer is the
+            # widened context's, looked up again at each call and not kept under `ctx`: kept,
+            # it froze what the widened context read when first asked (an inference depth limit
+            # reached there, a recursion guard in progress) for every later call with `ctx`, and
+            # its key held `ctx`'s argument sets for the whole run (transformers' export: 115k
+            # such entries, 333 MB of the peak).
             keep = tuple(b for b in ctx.binds if b[0] == first_param(fn) and fn.cls is not None)
             wide = Ctx(ctx.fn, keep, ctx.closure)
             if wide != ctx:
-                result = self.returns(fn, wide)
-                self._returns[key] = result
-                return result
+                return self.returns(fn, wide)
         self._return_contexts[fn.qual] = n + 1
         if self._depth >= self.max_depth:
             return unknown(f"inference depth limit ({self.max_depth}) reached at {fn.qual}")
