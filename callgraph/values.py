@@ -330,5 +330,30 @@ def cap(values: FrozenSet[Value], depth: int = 0) -> FrozenSet[Value]:
     return widen_containers(frozenset(out))
 
 
+def same_layout(a, b) -> bool:
+    """Whether `a` and `b` are equal and iterate alike at every level: each set in the same
+    order, so that either may stand for the other where a loop's order could show (the first
+    value met, a value cut at a bound). Parts they share are not walked again."""
+    stack = [(a, b)]
+    while stack:
+        x, y = stack.pop()
+        if x is y:
+            continue
+        cls = x.__class__
+        if cls is not y.__class__:
+            return False
+        if cls is frozenset or cls is tuple:
+            if len(x) != len(y):
+                return False
+            stack.extend(zip(x, y))
+        elif cls is Ctx:
+            stack.extend(((x.fn, y.fn), (x.binds, y.binds), (x.closure, y.closure)))
+        elif isinstance(x, Value):
+            stack.extend((getattr(x, f), getattr(y, f)) for f in x.__slots__)
+        elif x != y:
+            return False
+    return True
+
+
 def unknown(why: str) -> FrozenSet[Value]:
     return frozenset({VUnknown(why)})

@@ -91,3 +91,39 @@ def test_a_widened_answer_is_asked_again_not_kept_from_the_depth_limit(tmp_path)
     ev._depth = 0
     assert ev.returns(fn, other) == leaf
     assert other not in ev._returns
+
+
+def test_equal_return_values_of_two_contexts_are_one_object(tmp_path):
+    """The return memo is kept for the whole export, and contexts that differ only in what the
+    answer does not depend on (`cls` of 1,205 config classes) rebuild equal values: one is kept."""
+    from callgraph.infer.evaluator import Evaluator
+    from callgraph.values import Ctx, VClass
+
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "m.py").write_text(textwrap.dedent("""\
+        class Leaf:
+            pass
+
+        class A:
+            pass
+
+        class B:
+            pass
+
+        def helper(x):
+            table = {"leaf": Leaf, "other": [Leaf()]}
+            return table, x
+        """))
+    project = Analysis([str(pkg)], use_cache=False).project
+    project.load_all()
+    ev = Evaluator(project)
+    fn = project.functions["pkg.m.helper"]
+    a, b, c = (Ctx(fn.qual, (("x", frozenset({VClass(f"pkg.m.{k}")})),)) for k in "AAB")
+    assert a == b and a is not b
+    ra = ev.returns(fn, a)
+    ev._returns.clear()  # asked afresh: built again, equal
+    rb = ev.returns(fn, b)
+    assert rb == ra and rb is ra
+    assert ev.returns(fn, c) != ra

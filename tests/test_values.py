@@ -125,3 +125,25 @@ def test_values_hash_alike_in_every_process():
     runs = {subprocess.run([sys.executable, "-c", _HASH_PROGRAM], env=env, capture_output=True, text=True,
                            check=True).stdout for _ in range(3)}
     assert len(runs) == 1, runs
+
+
+def test_same_layout_is_equality_that_also_iterates_alike():
+    """The return memo shares one object per equal answer (Evaluator._shared) only where the
+    two iterate alike at every level: a loop over either then meets the values in one order."""
+    from callgraph.values import same_layout
+
+    def seq(*elems):
+        return VSeq(frozenset(elems), "dict", None, (("k", frozenset(elems)),))
+
+    # two equal sets whose elements collide in the table iterate in insertion order
+    a, b = frozenset([1, 9]), frozenset([9, 1])
+    assert a == b and list(a) != list(b)
+    assert not same_layout(a, b)
+    assert not same_layout(frozenset({VConst("x"), VSeq(a)}), frozenset({VConst("x"), VSeq(b)}))
+    assert not same_layout(Ctx("f", (("x", a),)), Ctx("f", (("x", b),)))
+    # rebuilt, not shared: equal and alike
+    x = frozenset({seq(VInst("m.A"), VClass("m.B")), VFunc("m.f", VInst("m.A"), Ctx("m.g"))})
+    y = frozenset({seq(VInst("m.A"), VClass("m.B")), VFunc("m.f", VInst("m.A"), Ctx("m.g"))})
+    assert x is not y and same_layout(x, y)
+    assert not same_layout(x, frozenset({seq(VInst("m.A")), VFunc("m.f", VInst("m.A"), Ctx("m.g"))}))
+    assert not same_layout(VInst("m.A"), VClass("m.A"))
