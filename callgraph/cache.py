@@ -84,7 +84,7 @@ class Cache:
             path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
             with os.fdopen(fd, "wb") as fh:
-                fh.write(encode(kind, value))
+                write_record(fh, kind, value)
             os.replace(tmp, path)
         except OSError:
             # A read-only or full cache directory must not fail the query.
@@ -145,6 +145,58 @@ class CacheInfo:
 def encode(kind: str, value: Any) -> bytes:
     body = json.dumps(value, separators=(",", ":")).encode()  # one C-encoder call; dump() writes chunk by chunk
     return b"%s %s %s\n" % (FORMAT, kind.encode(), hashlib.sha1(body).hexdigest().encode()) + body
+
+
+def write_record(fh, kind: str, value: Any) -> None:
+    """`encode(kind, value)` written to `fh` (a seekable file) without the record's whole text
+    or bytes in memory: a whole-tree export's record is 140 MB, and its text, its bytes, then
+    header and bytes joined were three copies at the export's peak. The text is made in pieces
+    (`_compact_pieces`), each written as it comes and added to the checksum, which goes into
+    the header last, over a placeholder of its own length."""
+    head = b"%s %s " % (FORMAT, kind.encode())
+    start = fh.tell()
+    fh.write(head + b"0" * 40 + b"\n")
+    digest = hashlib.sha1()
+    for piece in _compact_pieces(value, _SPLIT_DEPTH):
+        data = piece.encode()
+        digest.update(data)
+        fh.write(data)
+    end = fh.tell()
+    fh.seek(start)
+    fh.write(head + digest.hexdigest().encode())
+    fh.seek(end)
+
+
+# Levels of dicts and lists made piece by piece (an export: the record, the graph, its lists of
+# edges and rows); below, each value is one json.dumps call.
+_SPLIT_DEPTH = 3
+
+
+def _compact_pieces(value: Any, depth: int):
+    """The text `json.dumps(value, separators=(",", ":"))` gives, in pieces: the C encoder
+    writes a dict or list as its members' own texts between brackets and separators, so the
+    pieces joined are that text, byte for byte (tests/test_cache.py checks it)."""
+    if depth > 0 and isinstance(value, dict) and value:
+        sep = "{"
+        for k, v in value.items():
+            yield sep + (json.dumps(k) if isinstance(k, str) else _key_text(k)) + ":"
+            yield from _compact_pieces(v, depth - 1)
+            sep = ","
+        yield "}"
+    elif depth > 0 and isinstance(value, list) and value:
+        sep = "["
+        for v in value:
+            yield sep
+            yield from _compact_pieces(v, depth - 1)
+            sep = ","
+        yield "]"
+    else:
+        yield json.dumps(value, separators=(",", ":"))
+
+
+def _key_text(k: Any) -> str:
+    """A non-string dict key as json writes it, quoted (`1` -> `"1"`, True -> `"true"`)."""
+    return json.dumps({k: 0}, separators=(",", ":"))[1:-3]
 
 
 def decode(raw: bytes, kind: str) -> Any:

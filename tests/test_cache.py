@@ -168,3 +168,24 @@ def test_a_known_tree_reads_its_name_index_as_one_record(tree, tmp_path, capsys,
     code, after, _ = _run(argv, capsys)
     assert code == 2 and json.loads(after)["verdict"] == "unknown"
     assert "names" in kinds and len(_records(cache, "nameindex")) == 2
+
+
+def test_a_record_written_piece_by_piece_is_the_encoded_record(tmp_path, monkeypatch):
+    """Cache.put writes a record piece by piece (a whole-tree export's is 140 MB), its checksum
+    put in the header last: the bytes are encode()'s, at any split depth, for any JSON value."""
+    import io
+
+    from callgraph import cache as cache_mod
+
+    edges = [{"caller": f"m.f{i}", "callee": "m.g\u00e9\"", "via": [], "line": i, "ok": i % 2 == 0}
+             for i in range(300)]
+    values = [{"graph": {"edges": edges, "nodes": [], "empty": {}, "n": None, "x": 1.5},
+               "read": {"/x.py": "ab" * 20}},
+              {1: [True, {"2": [[], [3]]}], None: "z"}, [], {}, "text", 3, [{"a": {}}, []]]
+    for depth in (0, 1, 3, 6):
+        monkeypatch.setattr(cache_mod, "_SPLIT_DEPTH", depth)
+        for value in values:
+            fh = io.BytesIO()
+            fh.write(b"before")
+            cache_mod.write_record(fh, "export", value)
+            assert fh.getvalue() == b"before" + cache_mod.encode("export", value), (depth, value)
