@@ -219,9 +219,10 @@ def _merged(kind: str, group: list["VSeq"]) -> "VSeq":
     return VSeq(elems, kind, items, keys)
 
 
-def memoised(table: dict, key, tags: set, compute) -> FrozenSet[Value]:
+def memoised(table: dict, key, tags: set, compute, share: "Shared | None" = None) -> FrozenSet[Value]:
     """`compute(tags)`'s values and the rules that typed them, memoised in `table`; an entry in
-    progress reads as empty (the recursion guard of the evaluator's memo tables)."""
+    progress reads as empty (the recursion guard of the evaluator's memo tables). `share`: the
+    table is kept for the whole run, and its values are kept once each (`Shared`)."""
     hit = table.get(key)
     if hit is not None:
         if hit[1]:
@@ -230,6 +231,8 @@ def memoised(table: dict, key, tags: set, compute) -> FrozenSet[Value]:
     table[key] = _IN_PROGRESS
     found: set = set()
     result = widen_containers(frozenset(compute(found)))
+    if share is not None:
+        result = share(result)
     table[key] = (result, tag_set(found))
     tags |= found
     return result
@@ -353,6 +356,28 @@ def same_layout(a, b) -> bool:
         elif x != y:
             return False
     return True
+
+
+class Shared:
+    """One object per distinct value set, for the memos kept for a whole run (return values,
+    names read without a context, class attributes): contexts that differ in what a value does
+    not depend on rebuild equal sets, and each would be kept. A set stands for an equal one only
+    where the two iterate alike (`same_layout`), so no loop over either can tell."""
+
+    __slots__ = ("_table",)
+
+    def __init__(self):
+        self._table: dict = {}
+
+    def __call__(self, vals: FrozenSet[Value]) -> FrozenSet[Value]:
+        found = self._table.get(vals)
+        if found is None:
+            self._table[vals] = vals
+            return vals
+        return found if same_layout(found, vals) else vals
+
+    def clear(self) -> None:
+        self._table.clear()
 
 
 def unknown(why: str) -> FrozenSet[Value]:

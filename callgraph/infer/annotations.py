@@ -28,7 +28,7 @@ class Annotations:
         # evaluated there): every read of an unbound parameter asks again
         closure = ctx.closure if ctx else None
         return memoised(self._name_table(closure), (("param", fn.qual, name), closure), tags,
-                        lambda ptags: self._param_default(fn, name, closure, ptags))
+                        lambda ptags: self._param_default(fn, name, closure, ptags), self._share(closure))
 
     def missing_argument(self, fn: FuncInfo, name: str, ctx: Ctx | None, tags: set[str]) -> FrozenSet[Value]:
         """A parameter whose argument a call may leave out (binding.OR_DEFAULT): then it holds

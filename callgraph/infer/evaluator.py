@@ -21,7 +21,7 @@ from ..semantics.builtins_model import builtin_lacks
 from ..semantics.containers import apply_stores, remote_stores
 from ..semantics.protocol import Scope
 from ..values import (EMPTY, Ctx, Value, VClass, VConst, VExt, VFunc, VInst, VModule, VSeq, VSeqMethod, VSuper, VUnknown,
-                      forget_orders, memoised, same_layout, unknown)
+                      Shared, forget_orders, memoised, unknown)
 from . import calls, classes
 from .annotations import Annotations
 from .sequences import Sequences
@@ -54,7 +54,10 @@ class Evaluator(Sequences, Annotations):
         self._names: dict = {}        # names read with no calling context (module and class code)
         self._local_names: dict = {}  # ... within one calling context: forget_local() drops these
         self._returns: dict = {}
-        self._results: dict = {}      # one object per distinct return value (_shared)
+        # one object per distinct value kept for the run: contexts that differ in what the
+        # answer does not depend on rebuild equal values (transformers' export: 1,205 config
+        # classes bound to `cls` of `PreTrainedConfig._get_config_dict`, 4 distinct answers)
+        self.shared = Shared()
         self._attrs: dict = {}
         self._return_contexts: dict[str, int] = {}
         self.stores_memo: dict = {}  # id(module) -> stores into its globals (semantics/containers.py)
@@ -72,7 +75,7 @@ class Evaluator(Sequences, Annotations):
         self.forget_local()
         self._names.clear()
         self._returns.clear()
-        self._results.clear()
+        self.shared.clear()
         self._attrs.clear()
         self.stores_memo.clear()
         forget_orders()
@@ -91,6 +94,11 @@ class Evaluator(Sequences, Annotations):
     def _name_table(self, ctx: Ctx | None) -> dict:
         """The memo of names read in `ctx`: kept for good without one, dropped by forget_local."""
         return self._names if ctx is None else self._local_names
+
+    def _share(self, ctx: Ctx | None) -> Shared | None:
+        """What keeps the values of `_name_table(ctx)` once each: the table kept for good only
+        (sharing would keep the values of a dropped one alive)."""
+        return self.shared if ctx is None else None
 
     # -- entry points ----------------------------------------------------------------------
     def eval(self, node: ast.AST | None, scope: Scope, tags: set[str]) -> FrozenSet[Value]:
@@ -133,21 +141,9 @@ class Evaluator(Sequences, Annotations):
         key = ctx
         self._returns[key] = EMPTY  # recursion guard
         result = return_type.returned(self, fn, self.scope_of(fn, ctx))
-        result = self._shared(leaf_annotation.returned(self, fn, result))  # `-> torch.Tensor` over what was not inferred
+        result = self.shared(leaf_annotation.returned(self, fn, result))  # `-> torch.Tensor` over what was not inferred
         self._returns[key] = result
         return result
-
-    def _shared(self, result: FrozenSet[Value]) -> FrozenSet[Value]:
-        """`result`, or an equal one already kept that iterates alike (values.same_layout).
-        The memo keeps every context's answer for the whole run, and contexts that differ in
-        what the answer does not depend on rebuild equal values: transformers'
-        `PreTrainedConfig._get_config_dict` is inferred for 1,205 config classes (`cls`), with
-        4 distinct answers, 155 MB as copies."""
-        found = self._results.get(result)
-        if found is None:
-            self._results[result] = result
-            return result
-        return found if same_layout(found, result) else result
 
     def bound_factory(self, node: ast.Call, scope: Scope) -> tuple[str, ...]:
         """The classes a user --bind names for this call (`semantics/bound.py`)."""
@@ -277,7 +273,7 @@ class Evaluator(Sequences, Annotations):
             out, stores = self._rebound(out, remote, btags)
             return self.fill(out, items + stores, btags) if items or stores else out
 
-        return memoised(self._name_table(scope.ctx), (key, scope.ctx), tags, compute)
+        return memoised(self._name_table(scope.ctx), (key, scope.ctx), tags, compute, self._share(scope.ctx))
 
     def _histories(self, hists, scope: Scope, tags: set[str], key, remote=()) -> FrozenSet[Value]:
         """A read's values from the histories that reach it (`index/flow.py`): each path's
@@ -292,7 +288,7 @@ class Evaluator(Sequences, Annotations):
                 out |= self.fill(vals, stores, btags) if stores else vals
             return out
 
-        return memoised(self._name_table(scope.ctx), (key, scope.ctx), tags, compute)
+        return memoised(self._name_table(scope.ctx), (key, scope.ctx), tags, compute, self._share(scope.ctx))
 
     def binding_value(self, b: Binding, scope: Scope, tags: set[str]) -> FrozenSet[Value]:
         if b.kind == "def":
