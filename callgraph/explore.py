@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Callable, Iterator, NamedTuple, Optional
 from . import __version__
 from .index import decorator_names
 from .index.project import Project
-from .semantics import PRECEDENCE, constructor, decorators, external, iter_protocol
+from .semantics import PRECEDENCE, constructor, decorators, external, isinstance_narrowing, iter_protocol
 from .semantics.rule import Dispatch
 from .infer.evaluator import Evaluator, Scope
 from .values import Ctx
@@ -224,7 +224,10 @@ class Explorer:
         ex.functions.add(fn.qual)
         scope = Scope(fn.module, fn, state)
         depth = ex.depth.get(state, 0)
+        dead = isinstance_narrowing.dead_nodes(self.ev, fn, scope)
         for node in fn.calls():
+            if dead and id(node) in dead:
+                continue  # in a branch `isinstance` rules out in this context
             if self._deadline is not None and time.perf_counter() > self._deadline:
                 ex.timed_out = True  # the rest of this function's sites are not looked at
                 return False

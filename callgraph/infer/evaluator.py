@@ -16,7 +16,8 @@ from typing import Callable, FrozenSet, Iterable
 from ..index.project import Project
 from ..registries import Registries
 from ..index.scopes import MODULE_CODE, Binding, FuncInfo, ModuleInfo, first_param
-from ..semantics import binding, bound, computed_getattr, contextmanager, decorators, leaf_annotation, module_store, return_type
+from ..semantics import (binding, bound, computed_getattr, contextmanager, decorators, isinstance_narrowing, leaf_annotation,
+                         module_store, return_type)
 from ..semantics.builtins_model import builtin_lacks
 from ..semantics.containers import apply_stores, remote_stores
 from ..semantics.protocol import Scope
@@ -124,7 +125,8 @@ class Evaluator(Sequences, Annotations):
             # reached there, a recursion guard in progress) for every later call with `ctx`, and
             # its key held `ctx`'s argument sets for the whole run (transformers' export: 115k
             # such entries, 333 MB of the peak).
-            keep = tuple(b for b in ctx.binds if b[0] == first_param(fn) and fn.cls is not None)
+            tested = isinstance_narrowing.tested_names(fn)  # what its isinstance tests read
+            keep = tuple(b for b in ctx.binds if (b[0] == first_param(fn) and fn.cls is not None) or b[0] in tested)
             wide = Ctx(ctx.fn, keep, ctx.closure)
             if wide != ctx:
                 return self.returns(fn, wide)
@@ -308,6 +310,8 @@ class Evaluator(Sequences, Annotations):
             return EMPTY
         if b.kind == "annot":
             return self.annotation(b.expr, Scope(scope.mod, scope.fn, scope.ctx), tags) if not b.path else EMPTY
+        if b.expr is not None and scope.fn is not None and id(b.expr) in isinstance_narrowing.dead_nodes(self, scope.fn, scope):
+            return EMPTY  # bound in a branch `isinstance` rules out in this context
         vals = self.eval(b.expr, scope, tags) if b.expr is not None else frozenset({VExt("exception")})
         if b.kind == "iter":
             vals = self.iterate(vals, tags)

@@ -14,7 +14,7 @@ from typing import FrozenSet
 
 from ..index.scopes import FuncInfo
 from ..values import NONE, Value, VSeq
-from . import contextmanager
+from . import contextmanager, isinstance_narrowing
 from .protocol import Inference, Scope
 from .rule import Rule
 
@@ -31,7 +31,10 @@ def returned(ev: Inference, fn: FuncInfo, scope: Scope) -> FrozenSet[Value]:
     """What calling `fn` in `scope` (its body, in one calling context) returns."""
     tags: set[str] = set()
     out: set[Value] = set()
+    dead = isinstance_narrowing.dead_nodes(ev, fn, scope)
     for expr in fn.returns():
+        if dead and id(expr) in dead:
+            continue  # a `return` in a branch `isinstance` rules out in this context
         out |= ev.eval(expr, scope, tags)
     if not isinstance(fn.node, ast.Lambda) and fn.is_generator():
         elems: set[Value] = set()
