@@ -16,7 +16,7 @@ from .explore import EdgeTable, Exploration, Explorer, graph_view
 from .index.project import Project
 from .semantics.binding import self_context
 from .infer.evaluator import Evaluator
-from .values import Ctx, VClass, VFunc, VInst, VPartial, ordered
+from .values import Ctx, VClass, VFunc, VInst, VPartial, VUnknown, ordered
 from .model import GraphView
 
 # Whole-tree mode trades depth for breadth: shallower return inference, fewer argument sets.
@@ -30,6 +30,20 @@ EXPORT_UNION_VALUES = 256
 EXPORT_ROUNDS = 3
 # Values whose arrival in a union makes a later round worth it: what can be called.
 _HANDED = (VFunc, VPartial, VClass)
+
+
+# What stands for the values a union past EXPORT_UNION_VALUES leaves out: a call on the parameter
+# stays unresolved (its row kept), never resolved by the values kept alone.
+_UNION_CUT = VUnknown(f"more than {EXPORT_UNION_VALUES} values from the callers; the rest not followed")
+
+
+def _capped(vals) -> frozenset:
+    """A parameter's union as a context holds it: the first EXPORT_UNION_VALUES values and, when
+    that cut any, an unknown for the others (dropped, a site resolved from the values kept would
+    lose the edges of the others with no row: the export's `drop_resolved_sites`)."""
+    if len(vals) <= EXPORT_UNION_VALUES:
+        return frozenset(vals)
+    return frozenset(ordered(vals)[:EXPORT_UNION_VALUES]) | {_UNION_CUT}
 
 
 def whole_tree(project: Project, binds: dict[str, str], roots: tuple[str, ...], node,
@@ -115,7 +129,7 @@ class _Rounds:
             if not first and fn not in self.handed:
                 continue
             params = self.union[fn]
-            kept = {n: frozenset(ordered(v)[:EXPORT_UNION_VALUES]) for n, v in params.items()}
+            kept = {n: _capped(v) for n, v in params.items()}
             for n, v in kept.items():
                 if len(v) == len(params[n]):
                     params[n] = v  # the union is the context's set: held once, not twice

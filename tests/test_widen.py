@@ -48,3 +48,20 @@ def test_a_name_with_many_dicts_still_calls_each_value(tmp_path, capsys):
     for target in ("f0", f"f{n - 1}"):
         assert main(["reach", "use", target, "--root", str(tmp_path), "--no-cache"]) == 0
     capsys.readouterr()
+
+
+def test_an_export_union_cut_says_so():
+    """A parameter's union past EXPORT_UNION_VALUES keeps an unknown for the values cut, so a
+    call on it stays unresolved (its row kept) instead of resolving from the values kept only."""
+    from callgraph import whole_tree
+    from callgraph.values import Ctx, VFunc, VUnknown
+
+    rounds = whole_tree._Rounds()
+    many = frozenset(VFunc(f"m.f{i}") for i in range(whole_tree.EXPORT_UNION_VALUES + 44))
+    few = frozenset(VFunc(f"m.g{i}") for i in range(3))
+    rounds.fold([Ctx("m.callee", (("fn", many), ("other", few)))])
+    (ctx,) = rounds.next_contexts(first=True)
+    binds = dict(ctx.binds)
+    assert len(binds["fn"]) == whole_tree.EXPORT_UNION_VALUES + 1
+    assert any(isinstance(v, VUnknown) for v in binds["fn"])
+    assert binds["other"] == few  # a union within the bound is kept whole, with no marker

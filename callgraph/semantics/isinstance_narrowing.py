@@ -46,6 +46,7 @@ its values inside the branch (the branch only runs or does not).
 from __future__ import annotations
 
 import ast
+import weakref
 from typing import FrozenSet, Optional
 
 from ..values import VClass, VConst, VInst, VSeq
@@ -100,9 +101,9 @@ def dead_nodes(ev, fn, scope: Scope) -> FrozenSet[int]:
 def _candidate_ifs(fn) -> list:
     """The `if` statements of `fn`'s own body (nested defs excluded) whose test calls
     `isinstance`, each with the ids of the nodes under its body and under its `else`."""
-    found = _IFS.get(fn.qual)
-    if found is not None and found[0] is fn.node:
-        return found[1]
+    found = _IFS.get(fn)
+    if found is not None:
+        return found
     out = []
     if not isinstance(fn.node, ast.Lambda) and (
             any(isinstance(c.func, ast.Name) and c.func.id in _TESTS for c in fn.calls())
@@ -121,20 +122,22 @@ def _candidate_ifs(fn) -> list:
                 for case in st.cases:
                     stack.extend(case.body)
         out.sort(key=lambda t: (t[0].lineno, t[0].col_offset))  # outer ifs first
-    _IFS[fn.qual] = (fn.node, out)
+    _IFS[fn] = out
     return out
 
 
-_IFS: dict = {}  # fn.qual -> (its node, candidate ifs): pure, read off the AST once
+# FuncInfo -> its candidate ifs (pure, read off the AST once); weak, so that a finished
+# analysis's functions and trees are not kept alive by this table
+_IFS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 def tested_names(fn) -> frozenset:
     """The parameters `fn`'s `isinstance`/`issubclass` tests read directly (`layer` in
     `isinstance(layer, LinearBase)`): a helper inferred for many argument sets is widened
     (`MAX_RETURN_CONTEXTS`) keeping these bound, so its branches stay decided per layer."""
-    found = _TESTED.get(fn.qual)
-    if found is not None and found[0] is fn.node:
-        return found[1]
+    found = _TESTED.get(fn)
+    if found is not None:
+        return found
     names = set()
     for node, _, _ in _candidate_ifs(fn):
         for n in ast.walk(node.test):
@@ -142,11 +145,11 @@ def tested_names(fn) -> frozenset:
                     and isinstance(n.args[0], ast.Name)):
                 names.add(n.args[0].id)
     out = frozenset(names) & frozenset(fn.param_names())
-    _TESTED[fn.qual] = (fn.node, out)
+    _TESTED[fn] = out
     return out
 
 
-_TESTED: dict = {}  # fn.qual -> (its node, tested_names)
+_TESTED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # FuncInfo -> tested_names
 
 
 def _decidable(test: ast.expr) -> bool:
