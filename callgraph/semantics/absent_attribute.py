@@ -27,6 +27,7 @@ from typing import FrozenSet
 
 from ..values import Value, VExt, VInst
 from . import attribute_store
+from .computed_getattr import answers_any_name
 from .protocol import Scope
 from .rule import Rule
 
@@ -55,11 +56,9 @@ def values(ev, v: VInst, attr: str, tags: set[str]) -> FrozenSet[Value] | None:
     if not v.exact or cm.external_bases(v.qual) or cm.unknown_bases(v.qual):
         return None
     infos = [cm.info(k) for k in cm.mro(v.qual)]
-    if any(info is None for info in infos):
+    if any(info is None for info in infos) or answers_any_name(cm, v.qual):
         return None
-    if any(name in info.methods for info in infos for name in ("__getattr__", "__getattribute__")):
-        return None
-    if any(not _inert(ev, info, attr) for info in infos for _ in info.node.decorator_list[:1]):
+    if any(info.node.decorator_list and not _inert(ev, info, attr) for info in infos):
         return None  # a class decorator may add the attribute
     if ev.p.attribute_stored("__class__"):
         return None

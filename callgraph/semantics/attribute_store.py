@@ -43,7 +43,7 @@ from typing import FrozenSet, Iterator
 
 from ..index.scopes import MODULE_CODE, FuncInfo, ModuleInfo, first_param, walk_local
 from ..values import Value, VClass, VConst, VExt, VFunc, VInst, VModule, VSeq, VUnknown
-from .computed_getattr import StrPattern
+from .computed_getattr import StrPattern, answers_any_name
 from .protocol import Inference, Scope
 from .rule import Rule
 
@@ -153,8 +153,7 @@ def _values(ev: Inference, cls_qual: str, exact: bool, attr: str) -> FrozenSet[V
         return frozenset({VUnknown(f"'.{attr}' may be set by a store function used as a value ({table.aliased})")})
     cm = ev.classes
     mro = set(cm.mro(cls_qual))
-    if any(name in info.methods for k in mro if (info := cm.info(k)) is not None
-           for name in ("__getattr__", "__getattribute__")):
+    if answers_any_name(cm, cls_qual):
         return None  # the class's own __getattr__ answers a read the stores do not
     out: set[Value] = set()
     seen = False

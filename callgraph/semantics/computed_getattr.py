@@ -36,6 +36,14 @@ from .rule import Call, Outcome, Rule
 MAX_SPELLINGS = 16
 COMPUTED = "getattr with a computed name (a registry? name the class with --bind)"
 DYNAMIC_ATTRS = ("__getattr__", "__getattribute__")
+
+
+def answers_any_name(cm, qual: str) -> bool:
+    """Whether an in-tree class of `qual`'s MRO defines `__getattr__` / `__getattribute__`: its
+    instances may answer a read no definition or store shows."""
+    return any(name in info.methods for k in cm.mro(qual) if (info := cm.info(k)) is not None
+               for name in DYNAMIC_ATTRS)
+
 REGISTERING = ("add_module", "register_module", "register_buffer", "register_parameter")
 _MODULE_PREFIXES = ("torch.nn.", "nn.")
 # Class decorators that add no attribute a computed name could spell.
