@@ -19,8 +19,10 @@ method's class. The attribute stays open (unknown, naming the store) when any st
 name it puts there a value not known, a descriptor (`property(...)`), or one the evaluator
 cannot read; when no store names it at all; when the class defines `__getattr__` (it answers
 a read no store reached); when a store function is used as a value (`put = setattr`,
-`old = nn.Module.register_parameter`: its calls are not read); when a scope file could not be
-read; and when one
+`getattr(m, "add_module")`: its calls are not read), but torch's `register_parameter` kept to
+be called as the original and put back around a replacement installed on `nn.Module`, which
+`rebound_store.py` reads (its calls are stores, the replacement's re-made parameter an
+instance of the registered one's class); when a scope file could not be read; and when one
 of torch's parametrisation or pruning helpers is given its name (`weight_norm(m)`: `weight`,
 `weight_g`, `weight_v`).
 Stores in files outside the scope are not seen (as for the name bound, relevance.py), nor those
@@ -28,21 +30,23 @@ torch makes itself (`load_state_dict(assign=True)`'s tensors, torch.ao's module 
 parametrisation and pruning helpers above. A store's receiver rules it out only when it is
 known not to be such an instance (`setattr(OtherClass, name, v)`, an instance of an unrelated
 class, an outside class's instance made by name, `nn.Linear(...)`); a receiver not inferred may be one.
-On SGLang's `srt` and vLLM every such attribute stays open: both rebind
-`nn.Module.register_parameter` in their transformers backends (a store function used as a value)
-and set attributes by computed names with values their callers give.
+On SGLang's `srt` and vLLM every such attribute still stays open, though both trees'
+rebinding of `nn.Module.register_parameter` (their transformers backends) is read: by stores
+of values not known under computed names (SGLang's `record.__dict__.update(bookkeeping)`,
+`server_args.py:655`; vLLM's `self.module.__dict__[target] = ...`, `compilation/backends.py:789`).
 """
 from __future__ import annotations
 
 import ast
 import re
 import weakref
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
 from typing import FrozenSet, Iterator
 
 from ..index.scopes import MODULE_CODE, FuncInfo, ModuleInfo, first_param, walk_local
 from ..values import Value, VClass, VConst, VExt, VFunc, VInst, VModule, VSeq, VUnknown
+from . import rebound_store
 from .computed_getattr import StrPattern, answers_any_name
 from .protocol import Inference, Scope
 from .rule import Rule
@@ -65,6 +69,8 @@ _TORCH_OR_OBJECT = ("torch.", "nn.", "builtins.object", "object")
 _ALIAS_TEXT = re.compile(r"\bsetattr\b(?!\s*\()|\.(?:register_parameter|register_buffer|add_module|"
                          r"register_module|__setattr__)\b(?!\s*\()|['\"](?:setattr|register_parameter|register_buffer|"
                          r"add_module|register_module|__setattr__)['\"]")
+# A file that may keep torch's register_parameter as a value (rebound_store.py reads it).
+_REBIND_TEXT = re.compile(r"\.register_parameter\b(?!\s*\()")
 # Calls that turn a string into a method of an object (`getattr(m, "add_module")`).
 _LOOKUPS = frozenset({"getattr", "attrgetter", "methodcaller"})
 # Names whose every use must be a call this module reads (`f = setattr; f(o, n, v)` is not read).
@@ -108,6 +114,7 @@ class Store:
     value: ast.AST | None
     self_class: str | None
     receiver: ast.AST | None = None  # the object stored into, where the store names it
+    recopy: bool = False  # a rebound register_parameter's re-made parameter (rebound_store.py)
 
 
 @dataclass
@@ -122,6 +129,8 @@ class _Table:
     files: list = field(default_factory=list)    # the files that may hold a computed store, in scope order
     unreadable: str = ""         # a scope file that could not be parsed, if any
     aliased: str = ""            # a store method used as a value (`f = setattr`), if any
+    rebinding: set = field(default_factory=set)  # paths whose text may rebind register_parameter
+    hooked: str = ""             # a scope file that may register a parameter registration hook
 
 
 _TABLES: "weakref.WeakKeyDictionary[object, _Table]" = weakref.WeakKeyDictionary()
@@ -157,6 +166,7 @@ def _values(ev: Inference, cls_qual: str, exact: bool, attr: str) -> FrozenSet[V
         return None  # the class's own __getattr__ answers a read the stores do not
     out: set[Value] = set()
     seen = False
+    recopy: Store | None = None
     for store in _candidates(ev, table, attr):  # the computed ones first: they open most reads
         if exact and store.self_class is not None and store.self_class not in mro:
             continue  # a store into an instance of an unrelated class
@@ -167,6 +177,9 @@ def _values(ev: Inference, cls_qual: str, exact: bool, attr: str) -> FrozenSet[V
             continue
         if store.receiver is not None and not _may_be(ev, store.receiver, scope, cls_qual, mro, exact):
             continue  # `setattr(OtherClass, name, v)`, `tensor.attr = v`: never an instance of cls_qual
+        if store.recopy:  # re-makes what the other stores naming it put there
+            recopy = recopy or store
+            continue
         seen = True
         if store.value is None:
             return frozenset({_open(store, attr, "a value not read off one expression")})
@@ -179,6 +192,11 @@ def _values(ev: Inference, cls_qual: str, exact: bool, attr: str) -> FrozenSet[V
         return frozenset({VUnknown(f"'.{attr}' may be set in {table.unreadable}, which could not be read")})
     if not seen:
         return None
+    if recopy is not None:
+        if table.hooked:
+            return frozenset({_open(recopy, attr, f"a value a parameter registration hook may give "
+                                                  f"({table.hooked})")})
+        out |= rebound_store.copies(cm, out)
     return frozenset(out)
 
 
@@ -254,6 +272,8 @@ def _table(ev: Inference) -> _Table:
         table = _TABLES[ev.p] = _Table()
         texts = ev.p.texts()
         table.files = [path for path, text in texts if _COMPUTED_TEXT.search(text)]
+        table.rebinding = {path for path, text in texts if rebound_store.STORE in text and _REBIND_TEXT.search(text)}
+        table.hooked = rebound_store.hooked((ev.p.display(path), text) for path, text in texts)
         for path, text in texts:
             if not table.aliased and any(w in text for w in _ALIAS_WORDS) and _ALIAS_TEXT.search(text):
                 _scan(ev, table, path)
@@ -292,14 +312,16 @@ def _scan(ev: Inference, table: _Table, path) -> None:
     if mod is None:
         table.unreadable = table.unreadable or ev.p.display(path)
         return
-    for fn in _functions(ev, mod):
-        for store in _stores(fn):
+    fns = list(_functions(ev, mod))
+    rebinding = rebound_store.read(fns) if path in table.rebinding else rebound_store.NONE
+    for fn in fns:
+        for store in _stores(fn, rebinding):
             if store.name is None:
                 table.computed.setdefault(path, []).append(store)
             else:
                 table.by_name.setdefault(store.name, []).append(store)
         if not table.aliased:
-            table.aliased = _aliased(fn)
+            table.aliased = _aliased(fn, rebinding)
 
 
 def _functions(ev: Inference, mod: ModuleInfo) -> Iterator[FuncInfo]:
@@ -332,24 +354,43 @@ def _lambdas(ev: Inference, fn: FuncInfo, mod: ModuleInfo) -> Iterator[FuncInfo]
             yield ev.p.lambda_info(node, fn, mod)
 
 
-def _stores(fn: FuncInfo) -> Iterator[Store]:
+def _stores(fn: FuncInfo, rebinding: rebound_store.Rebinding = rebound_store.NONE) -> Iterator[Store]:
     for node in _own_nodes(fn.node):
         if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             if getattr(node, "value", None) is None:
                 continue
+            recopy = id(node) in rebinding.recopies
             for t in targets:
                 plain = not isinstance(t, (ast.Tuple, ast.List)) and not isinstance(node, ast.AugAssign)
                 for sub in _flat(t):
-                    yield from _target_store(fn, node, sub, node.value if plain else None)
+                    for store in _target_store(fn, node, sub, node.value if plain else None):
+                        yield replace(store, recopy=True) if recopy else store
         elif isinstance(node, ast.Call):
-            yield from _call_store(fn, node)
+            if id(node) in rebinding.calls:  # `old(m, name, p)`: the original store, m.register_parameter(name, p)
+                yield from _original_store(fn, node)
+            elif id(node) not in rebinding.triggering:  # (a pure replacement's pass-through adds nothing)
+                yield from _call_store(fn, node)
 
 
-def _aliased(fn: FuncInfo) -> str:
+def _original_store(fn: FuncInfo, call: ast.Call) -> Iterator[Store]:
+    """A call of torch's `register_parameter` kept as a value: `old(module, name, param)`."""
+    args = call.args
+    if any(isinstance(a, ast.Starred) for a in args) or any(k.arg is None for k in call.keywords) or not args:
+        yield Store(fn, call, None, None, None, None, args[0] if args and not isinstance(args[0], ast.Starred) else None)
+        return
+    kw = {k.arg: k.value for k in call.keywords}
+    receiver = args[0]
+    name = args[1] if len(args) > 1 else kw.get("name")
+    value = args[2] if len(args) > 2 else kw.get("param")
+    if name is not None:
+        yield _named_store(fn, call, receiver, name, value)
+
+
+def _aliased(fn: FuncInfo, rebinding: rebound_store.Rebinding = rebound_store.NONE) -> str:
     """The site where `fn` uses a store function as a value (not called, or named by a string
-    `getattr` may look up), or ""."""
-    called = set()
+    `getattr` may look up), or "" (a rebound register_parameter read by rebound_store.py is not one)."""
+    called = set(rebinding.read)
     for node in _own_nodes(fn.node):
         if isinstance(node, ast.Call):
             called.add(id(node.func))
@@ -496,7 +537,9 @@ def file_stores(ev: Inference, path) -> list[Store] | None:
     mod = ev.p.module_of_path(path)
     if mod is None:
         return None
-    return sorted((s for fn in _functions(ev, mod) for s in _stores(fn)), key=_position)
+    fns = list(_functions(ev, mod))
+    rebinding = rebound_store.read(fns)
+    return sorted((s for fn in fns for s in _stores(fn, rebinding)), key=_position)
 
 
 __all__ = ["RULE", "Store", "file_stores", "values"]
