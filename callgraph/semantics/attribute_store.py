@@ -1,7 +1,9 @@
 """`attribute-store`: an attribute no class code assigns is what the tree's stores of it put there.
 
 torch sets a module's attributes by name: `layer.register_parameter("weight_scale", p)`,
-`register_buffer(name, t)`, `add_module(name, m)`, `register_module(name, m)`, and Python's
+`register_buffer(name, t)`, `add_module(name, m)`, `register_module(name, m)` (called through
+a class, `nn.Module.add_module(layer, name, m)`, the instance comes first; through a name
+spelled like a class, which may hold an instance, both readings count), and Python's
 `setattr(obj, "x", v)`, `object.__setattr__(obj, "x", v)`, `obj.x = v` do so for any object.
 Quantisation methods do it for the layers they are handed (`self.quant_method.create_weights(self,
 ...)` registers `weight`, `weight_scale`, ... on the linear layer), so `layer.weight_scale` is
@@ -373,8 +375,22 @@ def _stores(fn: FuncInfo, rebinding: rebound_store.Rebinding = rebound_store.NON
                 yield from _call_store(fn, node)
 
 
-def _original_store(fn: FuncInfo, call: ast.Call) -> Iterator[Store]:
-    """A call of torch's `register_parameter` kept as a value: `old(module, name, param)`."""
+def _through_class(f: ast.Attribute) -> str:
+    """Whether `f` (a store method) is read off a class, so that its call passes the instance
+    first: "torch" for torch's module class (`nn.Module.add_module`), "class" for a name
+    spelled like a class (`MyLayer.add_module`, or an attribute so named holding an instance),
+    "" otherwise (`self.add_module`, `layer.register_parameter`)."""
+    if f.attr == "__setattr__":
+        return ""  # `object.__setattr__(obj, name, v)`: read by its arity (_is_setattr_of)
+    text = rebound_store.dotted(f.value)
+    if text in rebound_store.CLASSES:
+        return "torch"
+    return "class" if text and text.rsplit(".", 1)[-1][:1].isupper() else ""
+
+
+def _original_store(fn: FuncInfo, call: ast.Call, value_kw: str = "param") -> Iterator[Store]:
+    """A store method called unbound, the instance first: torch's `register_parameter` kept as
+    a value (`old(module, name, param)`), `nn.Module.add_module(m, name, sub)`."""
     args = call.args
     if any(isinstance(a, ast.Starred) for a in args) or any(k.arg is None for k in call.keywords) or not args:
         yield Store(fn, call, None, None, None, None, args[0] if args and not isinstance(args[0], ast.Starred) else None)
@@ -382,7 +398,7 @@ def _original_store(fn: FuncInfo, call: ast.Call) -> Iterator[Store]:
     kw = {k.arg: k.value for k in call.keywords}
     receiver = args[0]
     name = args[1] if len(args) > 1 else kw.get("name")
-    value = args[2] if len(args) > 2 else kw.get("param")
+    value = args[2] if len(args) > 2 else kw.get(value_kw)
     if name is not None:
         yield _named_store(fn, call, receiver, name, value)
 
@@ -459,6 +475,12 @@ def _call_store(fn: FuncInfo, call: ast.Call) -> Iterator[Store]:
     if not isinstance(f, ast.Attribute):
         return
     if f.attr in NAMING_METHODS:
+        through = _through_class(f)
+        if through == "torch" or through and args and not isinstance(args[0], ast.Starred):
+            # `nn.Module.register_parameter(m, name, p)`: the method unbound, the instance first
+            yield from _original_store(fn, call, NAMING_METHODS[f.attr])
+            if through == "torch":
+                return  # (a class named like any other may hold an instance: read both ways)
         if any(isinstance(a, ast.Starred) for a in args) or any(k.arg is None for k in call.keywords):
             yield Store(fn, call, None, None, None, _self_class(fn, f.value), f.value)
             return

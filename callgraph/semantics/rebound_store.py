@@ -150,14 +150,15 @@ def _module_only(cm, qual: str) -> bool:
 
 def _is_slot(node: ast.AST) -> bool:
     """`nn.Module.register_parameter` (the method on torch's class, read or assigned)."""
-    return isinstance(node, ast.Attribute) and node.attr == STORE and _dotted(node.value) in CLASSES
+    return isinstance(node, ast.Attribute) and node.attr == STORE and dotted(node.value) in CLASSES
 
 
-def _dotted(node: ast.AST) -> str:
+def dotted(node: ast.AST) -> str:
+    """`a.b.c` of a dotted name, or ""."""
     if isinstance(node, ast.Name):
         return node.id
     if isinstance(node, ast.Attribute):
-        head = _dotted(node.value)
+        head = dotted(node.value)
         return f"{head}.{node.attr}" if head else ""
     return ""
 
@@ -281,4 +282,4 @@ def _type_of_slot(node: ast.AST, module: str, name: str) -> bool:
         and len(node.args) == 1 and not node.keywords and _slot(node.args[0], module, name)
 
 
-__all__ = ["RULE", "NONE", "Rebinding", "copies", "hooked", "read"]
+__all__ = ["CLASSES", "RULE", "NONE", "Rebinding", "copies", "dotted", "hooked", "read"]
