@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Iterator, NamedTuple, Optional
 
 
-from . import __version__
+from . import __version__, heap
 from .index import decorator_names
 from .index.project import Project
 from .semantics import PRECEDENCE, constructor, decorators, external, isinstance_narrowing, iter_protocol
@@ -201,7 +201,8 @@ class Explorer:
     def sweep(self, ex: Exploration, states: list[Ctx], progress=None) -> Iterator[Ctx]:
         """Whole-tree export: resolve the call sites of each state once, adding the edges to
         `ex`, and yield the callee contexts met (neither explored nor kept: the caller decides).
-        Per-context memos are dropped as they pass FORGET_ABOVE entries."""
+        Per-context memos are dropped as they pass FORGET_ABOVE entries, and the C heap's pages
+        they held given back (heap.py)."""
         t0 = last_report = time.perf_counter()
         for state in states:
             ex.graph.add_node(state.fn)
@@ -210,6 +211,7 @@ class Explorer:
             yield from callees
             if self.ev.memo_size() > FORGET_ABOVE:
                 self.ev.forget_local()
+                heap.release()  # the dropped memos' large tables: their pages back to the system
             if progress and time.perf_counter() - last_report > 2.0:
                 last_report = time.perf_counter()
                 progress(f"resolved {len(ex.functions)} functions, {ex.call_sites} call sites")
