@@ -14,7 +14,7 @@ import traceback
 
 import click
 
-from . import __version__
+from . import __version__, heap
 from .errors import CallgraphError
 from .exit_codes import ExitCode  # noqa: F401  (re-exported: `from callgraph.cli import ExitCode`)
 from .gcpause import collector_paused
@@ -127,6 +127,7 @@ def reproducible() -> None:
 
 def entry() -> None:  # pragma: no cover - console script shim
     reproducible()
+    heap.skip_teardown()  # a command's analysis is left for os._exit below, not freed first
     code = main()
     # Everything is written and closed by now. Skip the interpreter's teardown: freeing the
     # millions of objects of an analysis one by one takes longer than many queries (13 s after

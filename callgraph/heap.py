@@ -7,12 +7,33 @@ cold export, 266 MB free of a 544 MB heap at the end of pass one, all of it coun
 peak RSS. `malloc_trim(0)` gives those pages back (`madvise`); the chunks stay in glibc's free
 lists, so what is allocated next, and nothing the analysis computes, changes. A call takes a
 few milliseconds. Where there is no `malloc_trim` (macOS, musl) `release` does nothing.
+
+`keep_until_exit`: the console entry point leaves with `os._exit` (cli.py), skipping the
+interpreter's teardown, but a command's analysis was freed before that, object by object, as the
+command returned: 6-7 CPU s after transformers' export was written. Under the entry point
+(`skip_teardown`) a command's analysis and result are held until the process ends instead.
 """
 from __future__ import annotations
 
 import sys
 
 _TRIM: list = []  # [the C function, or None]: looked up on the first call, not at import
+_KEPT: list | None = None  # what keep_until_exit holds; None: not under the entry point
+
+
+def skip_teardown() -> None:
+    """Called by the console entry point, which ends with `os._exit`: from now on
+    `keep_until_exit` holds what it is given (a library caller, or a test calling `cli.main`,
+    frees it as usual)."""
+    global _KEPT
+    if _KEPT is None:
+        _KEPT = []
+
+
+def keep_until_exit(*objs) -> None:
+    """Hold `objs` until the process ends, when it ends with `os._exit` (skip_teardown)."""
+    if _KEPT is not None:
+        _KEPT.extend(objs)
 
 
 def release() -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import click
 
+from .. import heap
 from ..output.formats import FORMATS, FormatError, format_for, write_graph
 from .common import jobs_option, open_analysis, tree_options
 
@@ -32,6 +33,7 @@ def export(roots, package, binds, model_config, cache_dir, no_cache, fmt, output
     t0 = time.perf_counter()
     analysis = open_analysis(roots, package, binds, cache_dir, no_cache, model_config=model_config)
     view = analysis.export(jobs=jobs)
+    heap.keep_until_exit(analysis, view)  # freed by the process's end, not one object at a time
     write_graph(view, out, fmt)
     click.echo(f"callgraph: wrote {out} ({fmt}: {len(view.nodes)} functions, {len(view.edges)} calls, "
                f"{len(view.unresolved)} unresolved sites, {time.perf_counter() - t0:.1f} s)", err=True)
