@@ -153,6 +153,12 @@ class ClassModel:
         return frozenset({VFunc(fn.qual, owner)})
 
     def _instance_attr(self, v: VInst, attr: str, tags: set[str]) -> FrozenSet[Value]:
+        # known by its base type: what a subclass's own code gives it may be there too (beside,
+        # never instead of, what the base itself gives: its stores from outside, its AttributeError)
+        below = class_hierarchy.assigned_below(self, v, attr, tags)
+        return self._own_instance_attr(v, attr, tags) | below
+
+    def _own_instance_attr(self, v: VInst, attr: str, tags: set[str]) -> FrozenSet[Value]:
         out: set[Value] = set()
         found = self.method(v.qual, attr)
         if found is not None:

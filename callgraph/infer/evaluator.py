@@ -418,7 +418,14 @@ class Evaluator(Sequences, Annotations):
         return frozenset({VExt("<operator result>")})
 
     def _eval_Compare(self, node, scope, tags):
-        return frozenset({VConst(None)})
+        # `is`, `in` and their negations give a bool; `==`, `<`, ... give what the operand's
+        # method returns: a tensor for tensors (`(ids == ids.min()).nonzero()`), as `a + b` does
+        if all(isinstance(op, _BOOL_COMPARISONS) for op in node.ops):
+            return frozenset({VConst(None)})
+        return frozenset({VExt("<operator result>")})
+
+
+_BOOL_COMPARISONS = (ast.Is, ast.IsNot, ast.In, ast.NotIn)
 
 
 def _history_order(history) -> tuple:

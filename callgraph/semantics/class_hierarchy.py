@@ -6,7 +6,10 @@ it may run every override the tree defines. Such a value is not `exact` (`values
 it the lookup adds, to what the base class itself gives, each in-tree subclass (transitively,
 found by `Project.subclass_candidates`' name search, then confirmed by the MRO) that defines
 the attribute itself or takes it from a base beside it (`class Mixed(Other, Base)`); each runs
-with `self` an instance of that subclass or of any below it. An exact instance (one the tree
+with `self` an instance of that subclass or of any below it. Its attributes are, beside what
+the base's own code gives, what each subclass's code assigns (`TargetBlock.__init__` setting
+`self.proj = Target()` changes what the inherited `Block.forward` calls; reading the base's
+assignments alone was a false "unreachable"): `assigned_below`. An exact instance (one the tree
 constructs) runs its own class's only. A `type[X]` annotation names the class `X` or any in-tree
 subclass of it: calling it constructs one of them (transformers' `self.layer_class_to_replicate()`,
 a `type[CacheLayerMixin | LinearAttentionCacheLayerMixin]`).
@@ -16,6 +19,8 @@ from __future__ import annotations
 from typing import FrozenSet
 
 from ..values import Value, VClass, VInst, VUnknown
+from . import init_attribute
+from .protocol import Scope
 from .rule import Rule
 
 
@@ -23,8 +28,10 @@ class ClassHierarchy(Rule):
     """a receiver known only by a base type (an annotation) dispatches to every override in the tree,
     and to a method a subclass takes from a base beside it (`class Mixed(Other, Base)`); an
     override runs with `self` any instance of its class or below, so what it calls on `self`
-    dispatches to their overrides too; a `type[X]` annotation is the class `X` or any in-tree
-    subclass of it (calling it constructs one)"""
+    dispatches to their overrides too; its attributes hold what each subclass's own code assigns
+    them (`self.proj = ...` in a subclass's `__init__`, a class attribute it redefines) beside what
+    the base gives; a `type[X]` annotation is the class `X` or any in-tree subclass of it
+    (calling it constructs one)"""
 
     name = "class-hierarchy"
     where = ("semantics/class_hierarchy.py", "infer/classes.py", "semantics/module_call.py", "semantics/oracle.py")
@@ -52,6 +59,37 @@ def overriders(ev, qual: str, names: tuple[str, ...]) -> list[str]:
                     any(n in info.methods for n in names) or any(_from_sibling(classes, qual, q, n) for n in names)):
                 out.append(q)
     return out
+
+
+def assigned_below(classes, v: VInst, attr: str, tags: set[str]) -> FrozenSet[Value]:
+    """`v.attr` for `v` known by its base type: what the code of each in-tree subclass gives it
+    that the base's own code does not (`self.attr = ...` in a method of the subclass or of a base
+    beside it, a class attribute it defines), read on an instance of that subclass or of any
+    below it. `Base.forward` calling `self.proj(x)` on an instance of `Sub(Base)` whose
+    `__init__` sets `self.proj = Other()` calls `Other`; reading only `Base`'s assignments was a
+    false "unreachable". Methods a subclass defines are `attribute`'s (overrides)."""
+    if v.exact:
+        return frozenset()
+    own = set(classes.mro(v.qual))
+    out: set[Value] = set()
+    for sub in classes.subclasses(v.qual):
+        gives = False
+        for k in classes.mro(sub):
+            if k in own:
+                continue
+            info = classes.info(k)
+            if info is not None and (attr in info.self_attrs() or (attr in info.attrs and attr not in info.methods)):
+                gives = True
+                break
+        if not gives:
+            continue
+        tags.add(RULE.name)
+        below = receiver(sub)
+        ca = classes.class_attr(sub, attr)
+        if ca is not None and ca[0].qual not in own and attr not in ca[0].methods:
+            out |= classes.ev.bindings(ca[1], Scope(ca[0].module, cls=ca[0]), tags, ("clsattr", ca[0].qual, attr))
+        out |= init_attribute.assigned(classes.ev, below, attr, set(), tags)
+    return frozenset(out)
 
 
 def subclasses(ev, qual: str) -> list[str]:
