@@ -8,8 +8,11 @@ Without these, `for name, layer in self.layers.items(): layer(x)` or
 """
 from __future__ import annotations
 
-from ..values import EMPTY, VClass, VConst, VExt, VInst, VSeq, VUnknown
+from typing import FrozenSet
+
+from ..values import EMPTY, NONE, Value, VClass, VConst, VExt, VInst, VSeq, VUnknown
 from . import super_call
+from .binding import OR_DEFAULT
 from .rule import Call, Outcome, Rule
 
 PASS_FIRST = {"builtins.list", "builtins.tuple", "builtins.set", "builtins.frozenset", "builtins.sorted",
@@ -127,6 +130,17 @@ def _call(ev, v, args, scope, tags):
     return None
 
 
+def present(vals: FrozenSet[Value], default: FrozenSet[Value]) -> FrozenSet[Value]:
+    """A dict's values for a key that a `**` spread may have left out (binding.OR_DEFAULT among
+    them: `f(**kwargs)` of a TypedDict's keys, any of which may be missing): the key's values,
+    or, where it is missing, what the lookup gives then (`get`'s default, nothing for `d[k]`,
+    which raises). The marker itself is no value of the dict: read as one, it was an unknown
+    ("the argument may be missing here") blocking `kwargs.pop("cache", None)`."""
+    if OR_DEFAULT not in vals:
+        return vals
+    return (vals - {OR_DEFAULT}) | default
+
+
 def seq_method(ev, seq: VSeq, attr: str, args, tags):
     """A container's own method called: `.values()`, `.items()`, `.get(k)`, `.pop()`..."""
     tags.add("container")
@@ -136,12 +150,13 @@ def seq_method(ev, seq: VSeq, attr: str, args, tags):
         keyset = frozenset({VConst(None)})
         return frozenset({VSeq(frozenset({VSeq(seq.elems, "tuple", (keyset, seq.elems))}), "list")})
     if attr in ("get", "pop", "setdefault", "__getitem__"):
+        default = args.pos[1] if len(args.pos) > 1 else (frozenset({NONE}) if attr in ("get", "setdefault") else EMPTY)
         if seq.keys is not None and args.pos:
             keys = [k.value for k in args.pos[0] if isinstance(k, VConst)]
             found = frozenset().union(*(dict(seq.keys).get(k, EMPTY) for k in keys)) if keys else EMPTY
             if found:
-                return found | (args.pos[1] if len(args.pos) > 1 else EMPTY)
-        return seq.elems | (args.pos[1] if len(args.pos) > 1 else EMPTY)
+                return present(found, default) | (args.pos[1] if len(args.pos) > 1 else EMPTY)
+        return present(seq.elems, default) | (args.pos[1] if len(args.pos) > 1 else EMPTY)
     if attr == "keys":
         return frozenset({VSeq(frozenset({VConst(None)}), "list")})
     if builtin_lacks(seq.kind, attr):

@@ -25,7 +25,7 @@ from ..index.children import child_nodes
 from ..index.scopes import ADDING_METHODS, ANY_KEY, Binding, FuncInfo, ModuleInfo, spans_any
 from ..values import EMPTY, Value, VConst, VExt, VSeq, VSeqMethod, cap, widen_containers
 from . import external
-from .builtins_model import BUILTIN_KINDS, builtin_lacks, seq_method
+from .builtins_model import BUILTIN_KINDS, builtin_lacks, present, seq_method
 from .protocol import Inference
 from .rule import Call, Outcome, Rule
 
@@ -124,7 +124,7 @@ def item(v: VSeq, index: ast.AST, tags: set[str]) -> FrozenSet[Value]:
     if isinstance(index, ast.Slice):
         return frozenset({_sliced(v, index)})
     if v.keys is not None and isinstance(index, ast.Constant):
-        return dict(v.keys).get(index.value, v.elems)
+        return present(dict(v.keys).get(index.value, v.elems), EMPTY)  # a missing key raises
     if v.items is not None and isinstance(index, ast.Constant) and type(index.value) is int:
         i = index.value
         return v.items[i] if -len(v.items) <= i < len(v.items) else v.elems
