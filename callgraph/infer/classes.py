@@ -16,7 +16,7 @@ from ..semantics.protocol import Inference, Scope
 from ..values import Value, VClass, VExt, VFunc, VInst, VSuper, VUnknown, memoised, ordered, unknown
 
 # Bases by which a class is a torch module (its instances called run forward).
-MODULE_BASES = ("torch.nn.Module", "torch.nn.modules.module.Module", "nn.Module")
+MODULE_BASES = open_values.MODULE_BASES
 CONTAINER_BASES = {"builtins.dict", "builtins.list", "builtins.tuple", "builtins.set", "collections.OrderedDict",
                    "collections.defaultdict", "collections.UserDict", "collections.UserList", "typing.Dict", "typing.List"}
 # External bases that add no instance attributes or methods of their own.

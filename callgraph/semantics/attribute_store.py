@@ -46,10 +46,11 @@ from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
 from typing import FrozenSet, Iterator
 
-from ..index.scopes import MODULE_CODE, FuncInfo, ModuleInfo, first_param, walk_local
+from ..index.scopes import MODULE_CODE, FuncInfo, ModuleInfo, dotted_text, first_param, walk_local
 from ..values import Value, VClass, VConst, VExt, VFunc, VInst, VModule, VSeq, VUnknown
 from . import rebound_store
 from .computed_getattr import StrPattern, answers_any_name
+from .open_values import module_only
 from .protocol import Inference, Scope
 from .rule import Rule
 
@@ -66,7 +67,6 @@ OUTSIDE_WRITERS = {"register_parametrization": None, "weight_norm": "weight", "s
                    "orthogonal": "weight", "l1_unstructured": None, "random_unstructured": None,
                    "ln_structured": None, "random_structured": None, "custom_from_mask": None}
 DERIVED = ("", "_g", "_v", "_u", "_orig", "_mask")
-_MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module", "nn.Module"})
 _TORCH_OR_OBJECT = ("torch.", "nn.", "builtins.object", "object")
 _ALIAS_TEXT = re.compile(r"\bsetattr\b(?!\s*\()|\.(?:register_parameter|register_buffer|add_module|"
                          r"register_module|__setattr__)\b(?!\s*\()|['\"](?:setattr|register_parameter|register_buffer|"
@@ -218,7 +218,7 @@ def _may_be(ev: Inference, receiver: ast.AST, scope: Scope, cls_qual: str, mro: 
         if isinstance(v, VExt) and _made_outside(v.name):
             continue  # an instance of an outside class made by name (`torch.empty(...)` is not one)
         if isinstance(v, VExt) and _outside_class(v.name) and not v.name.startswith(_TORCH_OR_OBJECT) \
-                and _module_only(cm, mro):
+                and module_only(cm, mro):
             continue  # `setattr(PreTrainedConfig, name, f)`: not torch.nn.Module, the one outside base
         if isinstance(v, VClass):  # a class attribute, read by its instances and its subclasses
             if v.qual in mro or not exact:  # (a subclass of cls_qual may mix the class in)
@@ -236,11 +236,6 @@ def _may_be(ev: Inference, receiver: ast.AST, scope: Scope, cls_qual: str, mro: 
 
 def _outside_class(name: str) -> bool:
     return "(" not in name and not name.startswith("<") and name.rsplit(".", 1)[-1][:1].isupper()
-
-
-def _module_only(cm, mro: set) -> bool:
-    """Whether the classes' only outside bases are torch.nn.Module (whose own are `object`)."""
-    return all(b in _MODULE_BASES for k in mro for b in cm.external_bases(k))
 
 
 def _made_outside(name: str) -> bool:
@@ -382,7 +377,7 @@ def _through_class(f: ast.Attribute) -> str:
     "" otherwise (`self.add_module`, `layer.register_parameter`)."""
     if f.attr == "__setattr__":
         return ""  # `object.__setattr__(obj, name, v)`: read by its arity (_is_setattr_of)
-    text = rebound_store.dotted(f.value)
+    text = dotted_text(f.value)
     if text in rebound_store.CLASSES:
         return "torch"
     return "class" if text and text.rsplit(".", 1)[-1][:1].isupper() else ""

@@ -139,3 +139,13 @@ def only_literals(attr: str | None = None) -> Value:
 
 def _short(qual: str) -> str:
     return qual.rsplit(".", 1)[-1]
+
+
+# How the tree names torch's module class, as an outside base.
+MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module", "nn.Module"})
+
+
+def module_only(cm, classes) -> bool:
+    """Whether the in-tree `classes`' only outside bases are torch.nn.Module (whose own are
+    `object`): an instance of them is a module, never a tensor or other outside value."""
+    return all(b in MODULE_BASES for k in classes for b in cm.external_bases(k))

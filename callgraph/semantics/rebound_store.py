@@ -55,8 +55,9 @@ import ast
 from dataclasses import dataclass
 from typing import FrozenSet, Iterable
 
-from ..index.scopes import FuncInfo, walk_local
+from ..index.scopes import FuncInfo, dotted_text, walk_local
 from ..values import Value, VExt, VInst
+from .open_values import module_only
 from .rule import Rule
 
 STORE = "register_parameter"
@@ -64,7 +65,6 @@ STORE = "register_parameter"
 CLASSES = frozenset({"nn.Module", "torch.nn.Module", "torch.nn.modules.module.Module"})
 # Text whose presence in a scope file may replace a registered parameter by any value.
 HOOK_TEXT = "parameter_registration_hook"
-_MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module", "nn.Module"})
 
 
 class ReboundStore(Rule):
@@ -127,7 +127,7 @@ def copies(cm, stored: Iterable[Value]) -> set[Value]:
     out: set[Value] = set()
     for v in stored:
         if isinstance(v, VInst):
-            if v.exact and not cm.unknown_bases(v.qual) and _module_only(cm, v.qual):
+            if v.exact and not cm.unknown_bases(v.qual) and module_only(cm, cm.mro(v.qual)):
                 continue  # an nn.Module, never a tensor: register_parameter raised
             out.add(VInst(v.qual, v.exact) if v.init else v)
         elif isinstance(v, VExt):
@@ -144,23 +144,9 @@ def hooked(texts) -> str:
     return ""
 
 
-def _module_only(cm, qual: str) -> bool:
-    return all(b in _MODULE_BASES for k in cm.mro(qual) for b in cm.external_bases(k))
-
-
 def _is_slot(node: ast.AST) -> bool:
     """`nn.Module.register_parameter` (the method on torch's class, read or assigned)."""
-    return isinstance(node, ast.Attribute) and node.attr == STORE and dotted(node.value) in CLASSES
-
-
-def dotted(node: ast.AST) -> str:
-    """`a.b.c` of a dotted name, or ""."""
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        head = dotted(node.value)
-        return f"{head}.{node.attr}" if head else ""
-    return ""
+    return isinstance(node, ast.Attribute) and node.attr == STORE and dotted_text(node.value) in CLASSES
 
 
 def _binders(root: ast.AST, name: str) -> list[ast.AST]:
@@ -282,4 +268,4 @@ def _type_of_slot(node: ast.AST, module: str, name: str) -> bool:
         and len(node.args) == 1 and not node.keywords and _slot(node.args[0], module, name)
 
 
-__all__ = ["CLASSES", "RULE", "NONE", "Rebinding", "copies", "dotted", "hooked", "read"]
+__all__ = ["CLASSES", "RULE", "NONE", "Rebinding", "copies", "hooked", "read"]
