@@ -222,9 +222,8 @@ class Analysis:
         fresh process, from the command line), whatever ran on this Analysis before it. The
         inference's memos embed the order their entries were made in: a helper is inferred for
         MAX_RETURN_CONTEXTS argument sets, then widened; a return value is cut at the depth
-        limit where it was first met; a recursion guard reads as empty inside its own
-        computation. Sharing those across queries made one query's answer depend on the queries
-        before it (tests/test_determinism.py). What is pure is kept: the parsed files and the
+        limit where it was first met. Sharing those across queries made one query's answer
+        depend on the queries before it (tests/test_determinism.py). What is pure is kept: the parsed files and the
         index, the registries' tables, the name summaries, the blocker order, Jedi's answers
         (replayed under this query's own budget, `JediOracle.new_query`)."""
         if self._queried:

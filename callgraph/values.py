@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import FrozenSet, Optional, Tuple
 
+from .fixpoint import MAX_ROUNDS, MISSING, Solver
+
 
 class Value:
     __slots__ = ()
@@ -219,23 +221,86 @@ def _merged(kind: str, group: list["VSeq"]) -> "VSeq":
     return VSeq(elems, kind, items, keys)
 
 
-def memoised(table: dict, key, tags: set, compute, share: "Shared | None" = None) -> FrozenSet[Value]:
-    """`compute(tags)`'s values and the rules that typed them, memoised in `table`; an entry in
-    progress reads as empty (the recursion guard of the evaluator's memo tables). `share`: the
+# What a cycle's value may grow by, round after round, without end: `x = x.to()` in a loop
+# names `torch.nn.Module.to().to()...`, `config = getattr(config, name)` over four names every
+# path through them, `x = (x, y)` nests tuples. Past WIDEN_AFTER rounds (fixpoint.py) a cycle's
+# value is widened: an outside value's name keeps one of each run of repeated parts, and past
+# MAX_NAME_PARTS parts only its first and last two (the dropped middle marked `<widened>`, with
+# `()` where it held a call); containers nested deeper than MAX_CYCLE_NESTING are unknown.
+# Nothing the names decide gets less cautious: a name's last parts are kept, and one that read
+# as a method of an outside result (a leaf, `open_values.opaque_call`) may read as a function's
+# result (open), never the other way round.
+MAX_NAME_PARTS = 8
+MAX_CYCLE_NESTING = 3
+
+
+def widen_cycle(values: FrozenSet[Value]) -> FrozenSet[Value]:
+    """`values` with names and nesting bounded (see above), so that a cycle settles."""
+    out = frozenset(_widened(v, 0) for v in values)
+    return out if out != values else values
+
+
+def _widened(v: Value, depth: int) -> Value:
+    cls = v.__class__
+    if cls is VExt:
+        name = _short_name(v.name)
+        return v if name == v.name else VExt(name)
+    if cls is VSeq:
+        if depth >= MAX_CYCLE_NESTING:
+            return VUnknown(f"a {v.kind} nested more than {MAX_CYCLE_NESTING} deep in a recursive value")
+        inner = depth + 1
+        return VSeq(frozenset(_widened(x, inner) for x in v.elems), v.kind,
+                    None if v.items is None else tuple(frozenset(_widened(x, inner) for x in i) for i in v.items),
+                    None if v.keys is None else tuple((k, frozenset(_widened(x, inner) for x in kv)) for k, kv in v.keys))
+    return v
+
+
+def _short_name(name: str) -> str:
+    parts = name.split(".")
+    kept = [parts[0]]
+    for part in parts[1:]:
+        if part != kept[-1]:
+            kept.append(part)
+    if len(kept) > MAX_NAME_PARTS:
+        middle = kept[2:-2]
+        kept = kept[:2] + ["<widened>()" if any("(" in m for m in middle) else "<widened>"] + kept[-2:]
+    return ".".join(kept)
+
+
+def memoised(solver: Solver, table: dict, key, tags: set, compute, share: "Shared | None" = None) -> FrozenSet[Value]:
+    """`compute(tags)`'s values and the rules that typed them, memoised in `table`. The table
+    doubles as a recursion guard: an entry in progress reads as what was found so far (empty at
+    first), and `solver` keeps only what a settled cycle gave (`fixpoint.py`). `share`: the
     table is kept for the whole run, and its values are kept once each (`Shared`)."""
-    hit = table.get(key)
-    if hit is not None:
-        if hit[1]:
-            tags |= hit[1]
-        return hit[0]
-    table[key] = _IN_PROGRESS
-    found: set = set()
-    result = widen_containers(frozenset(compute(found)))
-    if share is not None:
-        result = share(result)
-    table[key] = (result, tag_set(found))
-    tags |= found
-    return result
+    hit = solver.read(table, key)
+    if hit is MISSING:
+        def entry() -> tuple:
+            found: set = set()
+            result = widen_containers(frozenset(compute(found)))
+            if share is not None:
+                result = share(result)
+            return (result, tag_set(found))
+
+        hit = solver.compute(table, key, entry, _IN_PROGRESS, _join_entries, unsettled=_unsettled_entry,
+                             widen=_widen_entry)
+    if hit[1]:
+        tags |= hit[1]
+    return hit[0]
+
+
+def _join_entries(a: tuple, b: tuple) -> tuple:
+    return (widen_containers(a[0] | b[0]), tag_set(a[1] | b[1]))
+
+
+def _widen_entry(e: tuple) -> tuple:
+    return (widen_cycle(e[0]), e[1])
+
+
+def _unsettled_entry(e: tuple) -> tuple:
+    return (e[0] | unknown(UNSETTLED), e[1])
+
+
+UNSETTLED = f"recursive inference did not settle in {MAX_ROUNDS} rounds"
 
 
 # Distinct sets of rule names a memo entry records: a few hundred, but one frozenset (216 bytes

@@ -27,7 +27,7 @@ class Annotations:
         # the same in every context of fn but for the enclosing function's (defaults are
         # evaluated there): every read of an unbound parameter asks again
         closure = ctx.closure if ctx else None
-        return memoised(self._name_table(closure), (("param", fn.qual, name), closure), tags,
+        return memoised(self.solver, self._name_table(closure), (("param", fn.qual, name), closure), tags,
                         lambda ptags: self._param_default(fn, name, closure, ptags), self._share(closure))
 
     def missing_argument(self, fn: FuncInfo, name: str, ctx: Ctx | None, tags: set[str]) -> FrozenSet[Value]:
@@ -37,7 +37,7 @@ class Annotations:
         closure = ctx.closure if ctx else None
         if name not in fn.defaults():
             return self.unbound_param(fn, name, ctx, tags)
-        return memoised(self._name_table(closure), (("missing", fn.qual, name), closure), tags,
+        return memoised(self.solver, self._name_table(closure), (("missing", fn.qual, name), closure), tags,
                         lambda ptags: self._param_default(fn, name, closure, ptags, missing=True))
 
     def _param_default(self, fn: FuncInfo, name: str, closure: Ctx | None, tags: set[str],

@@ -19,7 +19,7 @@ from ..semantics.container_subclass import held
 from ..semantics.binding import OR_DEFAULT, bind
 from ..semantics.protocol import Inference, Scope
 from ..semantics.rule import Call, CallArgs, Dispatch, Target
-from ..values import EMPTY, Ctx, Value, VConst, VExt, VInst, VSeq, VSuper, VUnknown, ordered
+from ..values import EMPTY, UNSETTLED, Ctx, Value, VConst, VExt, VInst, VSeq, VSuper, VUnknown, ordered, unknown, widen_cycle
 
 # A call that may run more functions than this (a method of a base type dispatched to every
 # override: `self.encoder(...)` typed `PreTrainedModel` runs 2,505 `forward`s in transformers)
@@ -30,49 +30,94 @@ MAX_RETURNING_TARGETS = 128
 
 PASSING = COMPUTED_GETATTR.name
 
+_NOTHING = Dispatch()  # a dispatch in progress, as its first readers see it (never changed)
+
+
+def _union(a: FrozenSet[Value], b: FrozenSet[Value]) -> FrozenSet[Value]:
+    return a | b
+
+
+def _unsettled(vals: FrozenSet[Value]) -> FrozenSet[Value]:
+    return vals | unknown(UNSETTLED)
+
+
+def _joined(a: Dispatch, b: Dispatch) -> Dispatch:
+    """A dispatch doing what either does: the stand-in of a cycle's next round."""
+    return Dispatch(results=a.results | b.results, targets=_uniq(a.targets + b.targets),
+                    returning=_uniq(a.returning + b.returning), externals=list(dict.fromkeys(a.externals + b.externals)),
+                    unresolved=list(dict.fromkeys(a.unresolved + b.unresolved)), tags=a.tags | b.tags)
+
+
+def _uniq(targets: list) -> list:
+    return list({(t.fn, t.ctx, t.rule, t.key): t for t in targets}.values())
+
+
+def _same_dispatch(a: Dispatch, b: Dispatch) -> bool:
+    return (a.results == b.results and a.tags == b.tags and len(a.targets) == len(b.targets)
+            and len(a.returning) == len(b.returning) and a.unresolved == b.unresolved and a.externals == b.externals)
+
+
+def _widened_dispatch(d: Dispatch) -> Dispatch:
+    d.results = widen_cycle(d.results)
+    return d
+
+
+def _unsettled_dispatch(d: Dispatch) -> Dispatch:
+    d.unresolved.append(UNSETTLED)
+    d.results = d.results | unknown(UNSETTLED)
+    return d
+
 
 class CallModel:
     def __init__(self, ev: Inference):
         self.ev = ev
         self.rules = semantics.by_kind()  # value class -> its rules, in registry order
-        self._memo: dict = {}
+        self._memo: dict = {}  # (call node, context, caller) -> Dispatch
+        self._full: dict = {}  # ... -> its value: results and the return values of its targets
 
     def result(self, node: ast.Call, scope: Scope, tags: set[str]) -> FrozenSet[Value]:
         """The call's values. Return values of the functions it runs are inferred only here,
         on demand: exploring a call site needs its targets, not what they return."""
+        key = (id(node), scope.ctx, scope.fn.qual if scope.fn else scope.mod.name)
+        # in progress, a call's value reads as empty: the solver keeps what a cycle through a
+        # return value gave once it has settled (the dispatch is read inside, so that what
+        # depends on it in progress is known)
+        full = self.ev.solver.solve(self._full, key, lambda: self._full_result(self.dispatch(node, scope)), EMPTY,
+                                    _union, unsettled=_unsettled, widen=widen_cycle)
         d = self.dispatch(node, scope)
-        if d.full is None:
-            out = set(d.results)
-            d.full = frozenset(out)  # recursion guard
-            many = len({t.fn for t in d.returning})
-            if many > MAX_RETURNING_TARGETS:
-                out.add(VUnknown(f"return value of {many} possible callees (more than {MAX_RETURNING_TARGETS}) "
-                                 "not inferred"))
-            else:
-                for t in d.returning:
-                    fn = self.ev.p.functions.get(t.fn)
-                    if fn is not None:
-                        out |= self.ev.returns(fn, t.ctx)
-            d.full = frozenset(out)
         if d.returning:
             tags.add(return_type.RULE.name)
         if PASSING in d.tags:  # getattr(obj, f"forward_{k}") gives obj's attributes: its rule types them
             tags.add(PASSING)
-        return d.full
+        return full
+
+    def _full_result(self, d: Dispatch) -> FrozenSet[Value]:
+        out = set(d.results)
+        many = len({t.fn for t in d.returning})
+        if many > MAX_RETURNING_TARGETS:
+            out.add(VUnknown(f"return value of {many} possible callees (more than {MAX_RETURNING_TARGETS}) "
+                             "not inferred"))
+        else:
+            for t in d.returning:
+                fn = self.ev.p.functions.get(t.fn)
+                if fn is not None:
+                    out |= self.ev.returns(fn, t.ctx)
+        return frozenset(out)
 
     def dispatch(self, node: ast.Call, scope: Scope) -> Dispatch:
         key = (id(node), scope.ctx, scope.fn.qual if scope.fn else scope.mod.name)
-        found = self._memo.get(key)
-        if found is not None:
-            return found
-        self._memo[key] = Dispatch()  # recursion guard
+        # in progress, a dispatch reads as one with no target (a call whose callee is worked out
+        # from its own value); the solver keeps what a cycle gave once it has settled
+        return self.ev.solver.solve(self._memo, key, lambda: self._dispatch(node, scope), _NOTHING, _joined,
+                                    _same_dispatch, _unsettled_dispatch, widen=_widened_dispatch)
+
+    def _dispatch(self, node: ast.Call, scope: Scope) -> Dispatch:
         tags: set[str] = set()
         d = Dispatch()
         bound = self.ev.bound_factory(node, scope)
         if bound:  # a --bind FACTORY=CLASS[,CLASS...] names what this factory returns
             d.results = bound_rule.construct_all(self, bound, self.args(node, scope, set()), d, tags)
             d.tags = frozenset(tags)
-            self._memo[key] = d
             return d
         callee = self.ev.eval(node.func, scope, tags)
         args = self.args(node, scope, set(), light=not any(self._wants_args(v) for v in callee))
@@ -90,7 +135,6 @@ class CallModel:
             results.add(lit)
         d.results = frozenset(results)
         d.tags = frozenset(tags)
-        self._memo[key] = d
         return d
 
     def _wants_args(self, v: Value) -> bool:

@@ -139,7 +139,7 @@ class ClassModel:
                 return self._class_attr(v, attr, atags)
             return self._instance_attr(v, attr, atags)
 
-        return memoised(self._attr, (v, attr), tags, compute, self.ev.shared)  # kept for the run
+        return memoised(self.ev.solver, self._attr, (v, attr), tags, compute, self.ev.shared)  # kept for the run
 
     def bind_method(self, fn: FuncInfo, owner: Value, cls_qual: str, tags: set[str]) -> FrozenSet[Value]:
         """`fn`, found on a class of `cls_qual`'s MRO, read on `owner`: a bound method, the

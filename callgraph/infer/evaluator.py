@@ -4,8 +4,10 @@ This is the index side of resolution: names through the function's own bindings,
 functions, module globals, imports and builtins; attributes through the MRO of in-tree classes
 and `self.x = ...` assignments (`classes.py`); subscripts and iteration through containers
 (`sequences.py`); parameters without an argument through defaults and annotations
-(`annotations.py`). Calls are handed to `calls.py`. Every memo table doubles as a recursion guard (an in-progress entry reads as
-empty), so recursive and mutually recursive code in the analysed tree terminates.
+(`annotations.py`). Calls are handed to `calls.py`. Every memo table doubles as a recursion guard
+(an in-progress entry reads as what was found so far), so recursive and mutually recursive code
+in the analysed tree terminates; `fixpoint.Solver` keeps what a cycle gives only once it has
+settled.
 """
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import ast
 import builtins
 from typing import Callable, FrozenSet, Iterable
 
+from ..fixpoint import MISSING, Solver
 from ..index.project import Project
 from ..registries import Registries
 from ..index.scopes import MODULE_CODE, Binding, FuncInfo, ModuleInfo, first_param
@@ -22,7 +25,7 @@ from ..semantics.builtins_model import builtin_lacks
 from ..semantics.containers import apply_stores, remote_stores
 from ..semantics.protocol import Scope
 from ..values import (EMPTY, Ctx, Value, VClass, VConst, VExt, VFunc, VInst, VModule, VSeq, VSeqMethod, VSuper, VUnknown,
-                      Shared, forget_orders, memoised, unknown)
+                      Shared, UNSETTLED, forget_orders, memoised, unknown, widen_containers, widen_cycle)
 from . import calls, classes
 from .annotations import Annotations
 from .sequences import Sequences
@@ -49,6 +52,7 @@ class Evaluator(Sequences, Annotations):
                  max_return_contexts: int = MAX_RETURN_CONTEXTS, registries: Registries | None = None):
         self.p = project
         self.binds = dict(binds or {})
+        self.solver = Solver()  # what its memo tables keep through recursion (fixpoint.py)
         self.registries = registries if registries is not None else Registries(project)
         self.classes = classes.ClassModel(self)
         self.calls = calls.CallModel(self)
@@ -79,6 +83,7 @@ class Evaluator(Sequences, Annotations):
         self.shared.clear()
         self._attrs.clear()
         self.stores_memo.clear()
+        self.solver.reset()
         forget_orders()
         self.classes = classes.ClassModel(self)
         self.calls = calls.CallModel(self)
@@ -90,6 +95,7 @@ class Evaluator(Sequences, Annotations):
         which every context reuses, are kept. Call only between queries, never during one:
         the memos double as recursion guards."""
         self.calls._memo.clear()
+        self.calls._full.clear()
         self._local_names.clear()
 
     def _name_table(self, ctx: Ctx | None) -> dict:
@@ -115,16 +121,16 @@ class Evaluator(Sequences, Annotations):
 
     def returns(self, fn: FuncInfo, ctx: Ctx) -> FrozenSet[Value]:
         key = ctx
-        if key in self._returns:
-            return self._returns[key]
+        found = self.solver.read(self._returns, key)
+        if found is not MISSING:
+            return found
         n = self._return_contexts.get(fn.qual, 0)
         if n >= self.max_return_contexts and ctx.binds:
             # widen: this helper was already inferred for many argument sets. The answer is the
             # widened context's, looked up again at each call and not kept under `ctx`: kept,
             # it froze what the widened context read when first asked (an inference depth limit
-            # reached there, a recursion guard in progress) for every later call with `ctx`, and
-            # its key held `ctx`'s argument sets for the whole run (transformers' export: 115k
-            # such entries, 333 MB of the peak).
+            # reached there) for every later call with `ctx`, and its key held `ctx`'s argument
+            # sets for the whole run (transformers' export: 115k such entries, 333 MB of the peak).
             tested = isinstance_narrowing.tested_names(fn)  # what its isinstance tests read
             keep = tuple(b for b in ctx.binds if (b[0] == first_param(fn) and fn.cls is not None) or b[0] in tested)
             wide = Ctx(ctx.fn, keep, ctx.closure)
@@ -135,17 +141,16 @@ class Evaluator(Sequences, Annotations):
             return unknown(f"inference depth limit ({self.max_depth}) reached at {fn.qual}")
         self._depth += 1
         try:
-            return self._returns_of(fn, ctx)
+            # in progress, it reads as what was found so far (a recursive helper); the solver
+            # keeps what a cycle gave only once it has settled
+            return self.solver.compute(self._returns, key, lambda: self._returns_of(fn, ctx), EMPTY,
+                                       _union, unsettled=_unsettled, widen=widen_cycle)
         finally:
             self._depth -= 1
 
     def _returns_of(self, fn: FuncInfo, ctx: Ctx) -> FrozenSet[Value]:
-        key = ctx
-        self._returns[key] = EMPTY  # recursion guard
         result = return_type.returned(self, fn, self.scope_of(fn, ctx))
-        result = self.shared(leaf_annotation.returned(self, fn, result))  # `-> torch.Tensor` over what was not inferred
-        self._returns[key] = result
-        return result
+        return self.shared(leaf_annotation.returned(self, fn, result))  # `-> torch.Tensor` over what was not inferred
 
     def bound_factory(self, node: ast.Call, scope: Scope) -> tuple[str, ...]:
         """The classes a user --bind names for this call (`semantics/bound.py`)."""
@@ -275,7 +280,7 @@ class Evaluator(Sequences, Annotations):
             out, stores = self._rebound(out, remote, btags)
             return self.fill(out, items + stores, btags) if items or stores else out
 
-        return memoised(self._name_table(scope.ctx), (key, scope.ctx), tags, compute, self._share(scope.ctx))
+        return memoised(self.solver, self._name_table(scope.ctx), (key, scope.ctx), tags, compute, self._share(scope.ctx))
 
     def _histories(self, hists, scope: Scope, tags: set[str], key, remote=()) -> FrozenSet[Value]:
         """A read's values from the histories that reach it (`index/flow.py`): each path's
@@ -290,7 +295,7 @@ class Evaluator(Sequences, Annotations):
                 out |= self.fill(vals, stores, btags) if stores else vals
             return out
 
-        return memoised(self._name_table(scope.ctx), (key, scope.ctx), tags, compute, self._share(scope.ctx))
+        return memoised(self.solver, self._name_table(scope.ctx), (key, scope.ctx), tags, compute, self._share(scope.ctx))
 
     def binding_value(self, b: Binding, scope: Scope, tags: set[str]) -> FrozenSet[Value]:
         if b.kind == "def":
@@ -426,6 +431,14 @@ class Evaluator(Sequences, Annotations):
 
 
 _BOOL_COMPARISONS = (ast.Is, ast.IsNot, ast.In, ast.NotIn)
+
+
+def _union(a: FrozenSet[Value], b: FrozenSet[Value]) -> FrozenSet[Value]:
+    return widen_containers(a | b)
+
+
+def _unsettled(vals: FrozenSet[Value]) -> FrozenSet[Value]:
+    return vals | unknown(UNSETTLED)
 
 
 def _history_order(history) -> tuple:

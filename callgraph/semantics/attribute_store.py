@@ -46,6 +46,7 @@ from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
 from typing import FrozenSet, Iterator
 
+from ..fixpoint import MISSING
 from ..index.scopes import MODULE_CODE, FuncInfo, ModuleInfo, dotted_text, first_param, walk_local
 from ..values import Value, VClass, VConst, VExt, VFunc, VInst, VModule, VSeq, VUnknown
 from . import rebound_store
@@ -145,14 +146,10 @@ def values(ev: Inference, v: VInst, attr: str, tags: set[str]) -> FrozenSet[Valu
     cls_qual = v.qual
     memo = ev.stores_memo
     key = ("attribute-store", cls_qual, v.exact, attr)
-    if key in memo:
-        found = memo[key]
-        if found is not None:
-            tags.add(RULE.name)
-        return found
-    memo[key] = frozenset({VUnknown(f"{_short(cls_qual)}.{attr} is read while its own stores are read")})
-    found = _values(ev, cls_qual, v.exact, attr)
-    memo[key] = found
+    found = ev.solver.read(memo, key)
+    if found is MISSING:  # read in progress: unknown; kept once what it read has settled
+        reading = frozenset({VUnknown(f"{_short(cls_qual)}.{attr} is read while its own stores are read")})
+        found = ev.solver.compute(memo, key, lambda: _values(ev, cls_qual, v.exact, attr), reading, conservative=True)
     if found is not None:
         tags.add(RULE.name)
     return found

@@ -80,10 +80,12 @@ def dead_nodes(ev, fn, scope: Scope) -> FrozenSet[int]:
     if not ifs:
         return frozenset()
     key = ("isinstance-narrowing", fn.qual, scope.ctx)
-    memo = ev.stores_memo
-    if key in memo:
-        return memo[key]
-    memo[key] = frozenset()  # recursion guard: undecided while it is being worked out
+    # undecided (nothing dead) while it is being worked out: a stand-in that hides nothing, but
+    # what it decides from values worked out in a cycle is kept only once that has settled
+    return ev.solver.solve(ev.stores_memo, key, lambda: _dead(ev, ifs, scope), frozenset(), conservative=True)
+
+
+def _dead(ev, ifs: list, scope: Scope) -> FrozenSet[int]:
     dead: set[int] = set()
     for node, body_ids, else_ids in ifs:
         if id(node) in dead:
@@ -93,9 +95,7 @@ def dead_nodes(ev, fn, scope: Scope) -> FrozenSet[int]:
             dead |= body_ids
         elif verdict is True:
             dead |= else_ids
-    out = frozenset(dead)
-    memo[key] = out
-    return out
+    return frozenset(dead)
 
 
 def _candidate_ifs(fn) -> list:

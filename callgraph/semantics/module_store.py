@@ -18,6 +18,7 @@ from __future__ import annotations
 import weakref
 from typing import FrozenSet
 
+from ..fixpoint import MISSING
 from ..index.scopes import ModuleInfo
 from ..values import Value, VModule, VUnknown
 from .attribute_store import file_stores
@@ -46,11 +47,10 @@ def values(ev: Inference, mod: ModuleInfo, name: str, tags: set[str]) -> FrozenS
         return frozenset()
     memo = ev.stores_memo
     key = ("module-store", mod.name, name)
-    if key in memo:
-        found = memo[key]
-    else:
-        memo[key] = frozenset({VUnknown(f"{mod.name}.{name} is read while the stores into it are read")})
-        found = memo[key] = _values(ev, mod, name)
+    found = ev.solver.read(memo, key)
+    if found is MISSING:  # read in progress: unknown; kept once what it read has settled
+        reading = frozenset({VUnknown(f"{mod.name}.{name} is read while the stores into it are read")})
+        found = ev.solver.compute(memo, key, lambda: _values(ev, mod, name), reading, conservative=True)
     if found:
         tags.add(RULE.name)
     return found

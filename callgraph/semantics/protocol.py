@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from ..index.bindings import Binding
     from ..index.project import Project
     from ..index.scopes import ClassInfo, FuncInfo, ModuleInfo
+    from ..fixpoint import Solver
     from ..values import Ctx, Value
 
 
@@ -69,6 +70,7 @@ class Inference(Protocol):
     classes: Classes  # infer.classes.ClassModel: MRO, attribute lookup
     calls: object    # infer.calls.CallModel: dispatch of a call site
     stores_memo: dict
+    solver: Solver   # fixpoint.Solver: what the memo tables keep through recursion
 
     def eval(self, node: ast.AST | None, scope: Scope, tags: set[str]) -> FrozenSet[Value]: ...
 

@@ -60,7 +60,6 @@ class Dispatch:
     results: FrozenSet["Value"] = EMPTY       # values known without running a target (instances...)
     targets: list[Target] = field(default_factory=list)
     returning: list[Target] = field(default_factory=list)  # targets whose return values are the call's
-    full: FrozenSet["Value"] | None = None     # results | their returns, computed on first use
     externals: list[str] = field(default_factory=list)  # external functions/classes called, by name
     unresolved: list[str] = field(default_factory=list)  # why, for unknown callee values
     tags: frozenset = frozenset()                         # rules that typed the receiver

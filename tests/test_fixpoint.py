@@ -1,0 +1,187 @@
+"""fixpoint.Solver: memo tables that double as recursion guards keep only settled values.
+
+Systems of set equations with cycles (what recursive helpers, loops that rebind a name from
+itself and mutually recursive attributes make in the evaluator) are solved through the solver in
+many orders; every answer, and every entry the table keeps for good, must be the least
+solution, computed here by plain iteration.
+"""
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from callgraph.fixpoint import MAX_ROUNDS, MISSING, Solver, settled
+
+
+def _least(n: int, deps: dict, shift: dict) -> dict:
+    """value(i) = {i} | value(j) for j in deps[i] | {x + 1 for x in value(j) if x + 1 < 2n}
+    for j in shift[i], by Kleene iteration."""
+    val = {i: frozenset() for i in range(n)}
+    while True:
+        new = {}
+        for i in range(n):
+            out = {i}
+            for j in deps[i]:
+                out |= val[j]
+            for j in shift[i]:
+                out |= {x + 1 for x in val[j] if x + 1 < 2 * n}
+            new[i] = frozenset(out)
+        if new == val:
+            return val
+        val = new
+
+
+class _System:
+    def __init__(self, deps: dict, shift: dict):
+        self.deps, self.shift = deps, shift
+        self.solver = Solver()
+        self.table: dict = {}
+        self.computed = 0
+
+    def value(self, i: int) -> frozenset:
+        return self.solver.solve(self.table, i, lambda: self._compute(i), frozenset(), lambda a, b: a | b,
+                                 unsettled=lambda v: v | {UNSETTLED})
+
+    def _compute(self, i: int) -> frozenset:
+        self.computed += 1
+        out = {i}
+        for j in self.deps[i]:
+            out |= self.value(j)
+        for j in self.shift[i]:
+            out |= {x + 1 for x in self.value(j) if x != UNSETTLED and x + 1 < 2 * len(self.deps)}
+            out |= self.value(j) & {UNSETTLED}
+        return frozenset(out)
+
+
+UNSETTLED = -1  # what a value given up after MAX_ROUNDS holds
+
+
+def _right(got: frozenset, want: frozenset) -> bool:
+    """The least solution, or (given up after MAX_ROUNDS) part of it marked as unsettled: never
+    a value it lacks without the mark, never one it does not hold."""
+    return got == want or (UNSETTLED in got and got - {UNSETTLED} <= want)
+
+
+@pytest.mark.parametrize("seed", range(200))
+def test_every_order_gives_the_least_solution(seed: int) -> None:
+    rng = random.Random(seed)
+    n = rng.randint(2, 12)
+    deps = {i: rng.sample(range(n), rng.randint(0, min(3, n))) for i in range(n)}
+    shift = {i: rng.sample(range(n), rng.randint(0, 1)) for i in range(n)}
+    want = _least(n, deps, shift)
+    system = _System(deps, shift)
+    order = list(range(n))
+    rng.shuffle(order)
+    for i in order:
+        assert _right(system.value(i), want[i]), (i, deps, shift)
+        assert system.solver.stack == [] and system.solver.log == []
+    for i in range(n):  # what is kept for good is right, and everything asked is kept
+        assert _right(settled(system.table, i), want[i])
+
+
+def test_a_value_worked_out_from_a_guard_is_not_kept() -> None:
+    """f = {f} | g, g = {g} | f: asked for g first, f meets g in progress. f's first answer
+    (without g's own) must not be what a later read of f gets."""
+    deps = {0: [1], 1: [0]}
+    system = _System(deps, {0: [], 1: []})
+    assert system.value(1) == {0, 1}
+    assert system.value(0) == {0, 1}
+
+
+def test_a_value_read_from_itself_grows_until_it_settles() -> None:
+    """descend(d) = {0} | {x + 1 for x in descend(d - 1)}: a value read from its own value."""
+    system = _System({0: []}, {0: [0]})
+    assert system.value(0) == frozenset({0, 1})
+    chain = _System({i: [] for i in range(3)}, {i: [0] if i == 0 else [] for i in range(3)})
+    assert chain.value(0) == frozenset(range(6))  # a round per link, and one to see it settled
+    assert chain.solver.unsettled == 0 and chain.solver.rounds == 6
+    longer = _System({i: [] for i in range(5)}, {i: [0] if i == 0 else [] for i in range(5)})
+    got = longer.value(0)
+    assert UNSETTLED in got and got - {UNSETTLED} < frozenset(range(10))  # given up, and says so
+
+
+def test_what_never_settles_is_marked_not_left_out() -> None:
+    solver, table = Solver(), {}
+
+    def grow() -> frozenset:
+        return frozenset({len(solver.solve(table, "k", grow, frozenset(), lambda a, b: a | b,
+                                           unsettled=lambda v: v | {"unsettled"}))})
+
+    got = solver.solve(table, "k", grow, frozenset(), lambda a, b: a | b, unsettled=lambda v: v | {"unsettled"})
+    assert "unsettled" in got and solver.unsettled == 1
+    assert set(range(MAX_ROUNDS)) <= got
+    assert solver.stack == []
+
+
+def test_a_conservative_stand_in_is_not_worked_out_again() -> None:
+    solver, table = Solver(), {}
+    calls = []
+
+    def compute() -> str:
+        calls.append(1)
+        inner = solver.solve(table, "k", compute, "undecided", conservative=True)
+        return f"decided after reading {inner}"
+
+    assert solver.solve(table, "k", compute, "undecided", conservative=True) == "decided after reading undecided"
+    assert len(calls) == 1
+
+
+def test_a_failed_computation_leaves_nothing_in_progress() -> None:
+    solver, table = Solver(), {}
+
+    def inner() -> frozenset:
+        solver.solve(table, "outer", outer, frozenset(), lambda a, b: a | b)  # in progress: a stand-in
+        raise RecursionError("deep")
+
+    def outer() -> frozenset:
+        return solver.solve(table, "inner", inner, frozenset(), lambda a, b: a | b)
+
+    with pytest.raises(RecursionError):
+        solver.solve(table, "outer", outer, frozenset(), lambda a, b: a | b)
+    assert table == {} and solver.stack == [] and solver.log == []
+    assert solver.read(table, "outer") is MISSING
+
+
+# -- widening: what a cycle's value may grow by without end is bounded ----------------------
+
+def _chain(base: str, step: str, k: int) -> str:
+    return base + step * k
+
+
+@pytest.mark.parametrize("base,step", [("torch.zeros()", ".view().contiguous()"), ("torch.nn.Module.to()", ".to()"),
+                                       ("transformers.PretrainedConfig", ".language_config.text_config"),
+                                       ("<item>", ".reconstruct_on_target_device()"), ("x.y", ".a.b.c().d")])
+def test_a_growing_name_widens_to_a_few_names_keeping_what_it_decides(base: str, step: str) -> None:
+    from callgraph.semantics.open_values import opaque_call
+    from callgraph.values import VExt, widen_cycle
+
+    widened = set()
+    for k in range(1, 40):
+        name = _chain(base, step, k)
+        (w,) = widen_cycle(frozenset({VExt(name)}))
+        widened.add(w.name)
+        assert w.name.rsplit(".", 1)[-1] == name.rsplit(".", 1)[-1]  # its last part kept
+        assert w.name.split(".")[0] == name.split(".")[0]
+        if opaque_call(name) is not None:  # open stays open: widening is never less cautious
+            assert opaque_call(w.name) is not None, (name, w.name)
+        for attr in ("forward", "__call__"):
+            if opaque_call(f"{name}.{attr}") is not None:
+                assert opaque_call(f"{w.name}.{attr}") is not None, (name, w.name)
+        (again,) = widen_cycle(frozenset({w}))
+        assert again == w  # widened once is widened
+    assert len(widened) <= 4, widened
+
+
+def test_containers_nested_past_the_bound_are_unknown_not_dropped() -> None:
+    from callgraph.values import MAX_CYCLE_NESTING, VExt, VSeq, VUnknown, widen_cycle
+
+    v = VExt("torch.ones()")
+    for _ in range(MAX_CYCLE_NESTING + 2):
+        v = VSeq(frozenset({v, VExt("builtins.int()")}), "tuple", (frozenset({v}),))
+    (w,) = widen_cycle(frozenset({v}))
+    depth, inner = 0, w
+    while isinstance(inner, VSeq):
+        depth += 1
+        inner = next(x for x in inner.elems if not (isinstance(x, VExt) and x.name == "builtins.int()"))
+    assert depth == MAX_CYCLE_NESTING and isinstance(inner, VUnknown)
