@@ -13,9 +13,10 @@ also depended on evaluation order.
 `Solver` keeps a stack of the entries in progress (frames) and, for each, the lowest frame below
 it whose in-progress stand-in it read, directly or through what it read:
 - an entry that read only finished entries is final: kept for good;
-- an entry that read its own stand-in (the head of a cycle) is worked out again, its stand-in
-  now the union of what it has found, until that union stops growing (at most `MAX_ROUNDS`
-  rounds; past them the value gets `unsettled` added: unknown, never missing);
+- an entry whose own stand-in was read while it was worked out (the head of a cycle) is worked
+  out again, its stand-in now the union of what it has found, until that union stops growing
+  (widened past `WIDEN_AFTER` rounds, so that what would grow without end settles; past
+  `MAX_ROUNDS` the value gets `unsettled` added: unknown, never missing);
 - an entry that read the stand-in of a frame below it is provisional: kept only until that
   frame is worked out again or finishes (then it is dropped, or kept for good once the frame has
   settled, since every read in the last round saw the settled value).
@@ -30,7 +31,7 @@ from __future__ import annotations
 from typing import Callable
 
 # Rounds a cycle's head is worked out before its value is given up as unsettled (each round
-# grows the union it reads, so real code settles in two or three).
+# grows the union it reads; most of real code's cycles settle in two or three).
 MAX_ROUNDS = 8
 # Rounds after which a cycle's stand-in is widened (values.widen_cycle).
 WIDEN_AFTER = 2

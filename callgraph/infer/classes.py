@@ -13,7 +13,7 @@ from typing import FrozenSet
 from ..index.scopes import ClassInfo, FuncInfo
 from ..semantics import absent_attribute, attribute_store, class_hierarchy, container_subclass, init_attribute, mapping_mixin, mro, open_values, properties, super_call
 from ..semantics.protocol import Inference, Scope
-from ..values import Value, VClass, VExt, VFunc, VInst, VSuper, VUnknown, memoised, ordered, unknown
+from ..values import UNSETTLED, Value, VClass, VExt, VFunc, VInst, VSuper, VUnknown, memoised, ordered, unknown
 
 # Bases by which a class is a torch module (its instances called run forward).
 MODULE_BASES = open_values.MODULE_BASES
@@ -22,6 +22,15 @@ CONTAINER_BASES = {"builtins.dict", "builtins.list", "builtins.tuple", "builtins
 # External bases that add no instance attributes or methods of their own.
 MARKER_BASES = {"builtins.object", "abc.ABC", "typing.Generic", "typing.Protocol", "typing_extensions.Protocol"}
 PROTOCOL_BASES = {"typing.Protocol", "typing_extensions.Protocol"}
+
+
+def _joined_tuple(a: tuple, b: tuple) -> tuple:
+    """Both, in order, once each: a class's bases or MRO over a cycle's rounds."""
+    return tuple(dict.fromkeys(a + b))
+
+
+def _unsettled_bases(bases: tuple) -> tuple:
+    return bases + (VUnknown(UNSETTLED),)
 
 
 class ClassModel:
@@ -38,9 +47,12 @@ class ClassModel:
         return self.ev.p.classes.get(qual)
 
     def bases(self, qual: str) -> tuple[Value, ...]:
-        if qual in self._bases:
-            return self._bases[qual]
-        self._bases[qual] = ()
+        # in progress (a base worked out from the class itself), no bases yet; the solver keeps
+        # what a cycle gave once it has settled (fixpoint.py)
+        return self.ev.solver.solve(self._bases, qual, lambda: self._bases_of(qual), (), _joined_tuple,
+                                    unsettled=_unsettled_bases)
+
+    def _bases_of(self, qual: str) -> tuple[Value, ...]:
         info = self.info(qual)
         out: list[Value] = []
         if info is not None:
@@ -50,17 +62,15 @@ class ClassModel:
                 for v in ordered(self.ev.eval(node, scope, set())):
                     if isinstance(v, (VClass, VExt, VUnknown)):
                         out.append(v)
-        self._bases[qual] = tuple(out)
-        return self._bases[qual]
+        return tuple(out)
 
     def mro(self, qual: str) -> tuple[str, ...]:
         """In-tree classes of the C3 linearisation (external bases left out)."""
-        if qual in self._mro:
-            return self._mro[qual]
-        self._mro[qual] = (qual,)
+        return self.ev.solver.solve(self._mro, qual, lambda: self._mro_of(qual), (qual,), _joined_tuple)
+
+    def _mro_of(self, qual: str) -> tuple[str, ...]:
         parents = [b.qual for b in self.bases(qual) if isinstance(b, VClass) and b.qual != qual]
-        self._mro[qual] = mro.linearise(qual, parents, self.mro)
-        return self._mro[qual]
+        return mro.linearise(qual, parents, self.mro)
 
     def external_bases(self, qual: str) -> list[str]:
         """Bases from outside the tree that give instances attributes or behaviour: not

@@ -64,7 +64,7 @@ class Evaluator(Sequences, Annotations):
         # classes bound to `cls` of `PreTrainedConfig._get_config_dict`, 4 distinct answers)
         self.shared = Shared()
         self._attrs: dict = {}
-        self._return_contexts: dict[str, int] = {}
+        self._return_contexts: dict[str, set] = {}  # function -> the contexts its return was inferred for
         self.stores_memo: dict = {}  # id(module) -> stores into its globals (semantics/containers.py)
         self._depth = 0
         self.max_depth = max_depth
@@ -124,8 +124,11 @@ class Evaluator(Sequences, Annotations):
         found = self.solver.read(self._returns, key)
         if found is not MISSING:
             return found
-        n = self._return_contexts.get(fn.qual, 0)
-        if n >= self.max_return_contexts and ctx.binds:
+        seen = self._return_contexts.get(fn.qual)
+        if seen is None:
+            seen = self._return_contexts[fn.qual] = set()
+        # contexts, not computations, are counted: a cycle's rounds work one context out again
+        if ctx not in seen and len(seen) >= self.max_return_contexts and ctx.binds:
             # widen: this helper was already inferred for many argument sets. The answer is the
             # widened context's, looked up again at each call and not kept under `ctx`: kept,
             # it froze what the widened context read when first asked (an inference depth limit
@@ -136,7 +139,7 @@ class Evaluator(Sequences, Annotations):
             wide = Ctx(ctx.fn, keep, ctx.closure)
             if wide != ctx:
                 return self.returns(fn, wide)
-        self._return_contexts[fn.qual] = n + 1
+        seen.add(ctx)
         if self._depth >= self.max_depth:
             return unknown(f"inference depth limit ({self.max_depth}) reached at {fn.qual}")
         self._depth += 1
