@@ -65,10 +65,18 @@ def cli(state: dict, debug: bool) -> None:
 
 
 @collector_paused  # the whole command: writing a big graph allocates as much as analysing it
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, analyses: dict | None = None) -> int:
     """Run the CLI. Library errors become one line and exit 3; anything unexpected becomes one
-    line and exit 4 (`crash.py`), so no failure can read as a verdict; Ctrl-C exits 130."""
-    state = {"debug": bool(os.environ.get("CALLGRAPH_DEBUG"))}
+    line and exit 4 (`crash.py`), so no failure can read as a verdict; Ctrl-C exits 130.
+
+    `analyses`: a dict that an in-process caller keeps between calls (the test suite, which asks
+    many `reach` queries of one real tree): `reach` keeps its open Analysis there and a later
+    `reach` on the same tree with the same options asks it again instead of parsing the tree
+    anew (commands/common.py `open_analysis`). Each query still starts from fresh inference
+    (api.py `_new_query`), as `check` already asks its contracts of one Analysis. Only for
+    trees whose files do not change while the dict is kept; the console entry point never
+    passes one."""
+    state = {"debug": bool(os.environ.get("CALLGRAPH_DEBUG")), "analyses": analyses}
     try:
         rv = cli.main(args=argv, prog_name="callgraph", standalone_mode=False, obj=state)
     except CallgraphError as exc:

@@ -37,6 +37,8 @@ fi
 "$PY" -c 'from importlinter.cli import lint_imports_command; lint_imports_command()' --no-logo
 # Two workers (pytest-xdist): CI has 2 cores and the real cases are CPU-bound; each worker can
 # peak at ~5 GB, so not one per core on a big machine. CALLGRAPH_TEST_WORKERS=0 runs in-process.
-"$PY" -m pytest -q -n "${CALLGRAPH_TEST_WORKERS:-2}" "$@"
+# --dist loadgroup: the real cases of one tree run on one worker, which parses that tree once
+# for all of them (tests/test_real_cases.py); every other test goes to whichever worker is free.
+"$PY" -m pytest -q -n "${CALLGRAPH_TEST_WORKERS:-2}" --dist loadgroup "$@"
 # The project's own pre-patch gate, as a user would run it in CI (docs/ci.md).
 "$PY" -m callgraph check --config fixtures/check/self/setup.cfg

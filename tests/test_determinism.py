@@ -9,6 +9,7 @@ three different hf_mini exports, and seed 3 reordered sglang_mini's unresolved r
 from __future__ import annotations
 
 import ast
+import json
 import os
 import subprocess
 import sys
@@ -105,3 +106,30 @@ def test_the_jedi_budget_is_one_querys(tmp_path):
     oracle.callees(path, sites[1])  # replayed from the memo, but it counts
     oracle.callees(path, sites[2])
     assert asked == [1, 2, 3] and oracle.exhausted()
+
+
+def test_reach_commands_sharing_a_kept_analysis_answer_as_each_does_alone(tmp_path, capsys):
+    """`cli.main(analyses=...)` (the real cases' one analysis per tree): `reach` commands on one
+    tree ask one kept Analysis, and each prints what it prints from an Analysis of its own, in
+    either order; another option set gets an Analysis of its own."""
+    from callgraph.cli import main
+    from callgraph.infer.evaluator import MAX_RETURN_CONTEXTS
+
+    n = MAX_RETURN_CONTEXTS + 2
+    root = _widening_tree(tmp_path, n)
+
+    def ask(i, analyses=None, *more):
+        code = main(["reach", f"pkg.mod.entry{i}", f"pkg.mod.target{i}", "--root", str(root), "--no-cache",
+                     "--json", *more], analyses=analyses)
+        proof = json.loads(capsys.readouterr().out)
+        proof["stats"].pop("seconds")
+        return code, proof
+
+    alone = {i: ask(i) for i in range(n)}
+    assert all(code == 0 for code, _ in alone.values()), alone
+    for order in (list(range(n)), list(reversed(range(n)))):
+        kept: dict = {}
+        assert {i: ask(i, kept) for i in order} == alone, order
+        assert len(kept) == 1
+        ask(0, kept, "--bind", "ident=pkg.mod.L0")
+        assert len(kept) == 2

@@ -13,6 +13,7 @@ blockers must name the site that stops it (`unresolved_contains`).
 """
 from __future__ import annotations
 
+import gc
 import json
 from pathlib import Path
 
@@ -26,15 +27,34 @@ CASES = [case for path in sorted((Path(__file__).parent / "real_cases").glob("*.
 assert len({c["id"] for c in CASES}) == len(CASES), "real case ids must be unique"
 
 
+@pytest.fixture(scope="session")
+def tree_analyses():
+    """`tree_analyses(tree) -> dict` for `cli.main(analyses=...)`: a tree's cases ask their
+    queries of one open Analysis (one per set of options) instead of each parsing the tree
+    again (four SGLang cases: 163 CPU s alone, 109 sharing one); each query's inference is its own
+    (api.py `_new_query`), so it answers as it does alone. One tree's analyses at a time: the
+    last tree's are let go (and collected) before the next is opened, so a worker holds no more
+    memory than one tree's cases need."""
+    held: dict[Path, dict] = {}
+
+    def of(tree: Path) -> dict:
+        if tree not in held:
+            held.clear()
+            gc.collect()
+        return held.setdefault(tree, {})
+
+    return of
+
+
 @pytest.mark.real
 @pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
-def test_real_case(case: dict, upstream, analysis_cache, capsys) -> None:
+def test_real_case(case: dict, upstream, analysis_cache, tree_analyses, capsys) -> None:
     tree = upstream(case["wheel"])  # sglang==0.5.23, transformers==5.23.0, vllm==0.33.0
     argv = ["reach", case["entry"], case["target"], "--root", str(tree / case["root"])]
     configs = Path(__file__).parent / "real_cases" / "configs"  # `{configs}/x.json`: a --model-config
     argv += [a.replace("{configs}", str(configs)) for a in case.get("args", [])]
     argv += ["--json", "--cache-dir", str(analysis_cache)]
-    code = main(argv)
+    code = main(argv, analyses=tree_analyses(tree))
     out, err = capsys.readouterr()
     assert "Traceback" not in err, err
     if case["verdict"] in ("reached", "unknown"):

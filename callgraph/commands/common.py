@@ -52,11 +52,16 @@ def jobs_option(fn):
                         help="Processes to resolve the whole tree in (forked after parsing).")(fn)
 
 
-def open_analysis(roots, package, binds, cache_dir, no_cache, quiet: bool = False, model_config=None):
+def open_analysis(roots, package, binds, cache_dir, no_cache, quiet: bool = False, model_config=None,
+                  reuse: bool = False):
     """The engine loads only here, when a command runs; progress lines go to stderr.
 
     The tree comes from the working folder's `[callgraph]` / `[tool.callgraph]` settings
-    (roots, package, bindings, model_config), each overridden by its option (gate/config.py `tree_scope`)."""
+    (roots, package, bindings, model_config), each overridden by its option (gate/config.py `tree_scope`).
+    `reuse` (`reach`): under `cli.main(analyses=...)`, an Analysis opened before on the same
+    tree with the same options is asked again (its files parsed once; every query's inference
+    is its own), else the new one is kept there. Outside that, and for every other command, each
+    call opens its own."""
     from ..api import Analysis  # here, not above: `--help` and usage errors never load the engine
 
     say = lambda line: click.echo(f"callgraph: {line}", err=True)  # noqa: E731
@@ -72,9 +77,17 @@ def open_analysis(roots, package, binds, cache_dir, no_cache, quiet: bool = Fals
             f"{', '.join(scope.roots)}: one tree, names resolve in either")
     # --model-config over model_config = (a contract may name its own: gate/config.py Scope)
     model_config = model_config or (Path(scope.model_config) if scope.model_config else None)
-    an = Analysis(roots=list(scope.roots), package=scope.package, binds=dict(scope.binds),
-                  model_config=model_config,
-                  cache_dir=cache_dir, use_cache=not no_cache, progress=progress, max_file_mb=max_mb)
+    state = ctx.find_root().obj if ctx else None  # cli.main's
+    kept = state.get("analyses") if reuse and isinstance(state, dict) else None
+    key = (scope, str(model_config or ""), str(cache_dir or ""), no_cache, max_mb)
+    an = kept.get(key) if kept is not None else None
+    if an is None:
+        an = Analysis(roots=list(scope.roots), package=scope.package, binds=dict(scope.binds),
+                      model_config=model_config,
+                      cache_dir=cache_dir, use_cache=not no_cache, progress=progress, max_file_mb=max_mb)
+        if kept is not None:
+            kept[key] = an
+    an.progress = progress  # this command's (a kept Analysis was opened by an earlier one)
     for factory in an.unmatched_binds():
         say(f"warning: --bind {factory}: no call site in the tree calls {factory} (misspelt?)")
     return an

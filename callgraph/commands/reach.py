@@ -42,7 +42,7 @@ def reach(names, roots, package, binds, model_config, cache_dir, no_cache, as_js
         from ..render import output_format  # pydot and Graphviz only when a picture is asked for
 
         output_format(Path(dot_out))  # a bad suffix or missing Graphviz fails before the analysis
-    analysis = open_analysis(roots, package, binds, cache_dir, no_cache, model_config=model_config)
+    analysis = open_analysis(roots, package, binds, cache_dir, no_cache, model_config=model_config, reuse=True)
     if entry is None:
         if analysis.model_config is None:
             raise click.UsageError("expected ENTRY TARGET (ENTRY may be left out with --model-config)")
