@@ -32,7 +32,7 @@ It is True when `C` is in the MRO of every class `x` may be, False when it is in
 more pieces: `a is b` / `a is not b` where both sides hold only classes and None, at least one
 class among them (a class is one object: the same when both sides are that one class, never
 when no value is shared; vLLM's Quark config tests `method_cls is UnquantizedFusedMoEMethod`),
-never `x is None` (not even evaluated); and a name that is a plain local bound exactly once
+`x is None` is `none_narrowing.py`'s piece; and a name that is a plain local bound exactly once
 (`is_routed_experts = issubclass(layer_type, RoutedExperts)` ... `if is_routed_experts:`),
 read as the expression it was bound to, evaluated where it was bound. In an `and`, a piece
 after `x is not None` reads `x` without None (`and` runs left to right). A helper inferred for
@@ -45,6 +45,7 @@ its values inside the branch (the branch only runs or does not). A branch certai
 cannot finish (its last statement a `return`, `raise`, `continue` or `break`:
 `index.flow.completes`) kills the statements after the `if` in its own block too:
 `if not isinstance(layer, ExpertsLayer): return LinearMethod()` then `return MoEMethod()`.
+This module is also the branch machinery the `none-narrowing` rule decides its pieces in.
 """
 from __future__ import annotations
 
@@ -54,6 +55,7 @@ from typing import FrozenSet, Optional
 
 from ..index.flow import completes
 from ..values import VClass, VConst, VInst, VSeq
+from . import none_narrowing
 from .protocol import Scope
 from .rule import Rule
 
@@ -236,9 +238,10 @@ def _decide(ev, test: ast.expr, scope: Scope, not_none: frozenset = frozenset(),
         return _isinstance(ev, test, scope, _TESTS[test.func.id], not_none)
     if (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Is, ast.IsNot))
             and not any(isinstance(e, ast.Constant) for e in (test.left, test.comparators[0]))):
-        # `x is None` is never decided (only classes' identity is), so it is not evaluated
         same = _identity(ev, test.left, test.comparators[0], scope)
         return None if same is None else (same if isinstance(test.ops[0], ast.Is) else not same)
+    if none_narrowing.tested(test) is not None:  # `x is None`: semantics/none_narrowing.py
+        return none_narrowing.decide(ev, test, scope)
     if isinstance(test, ast.Name) and depth < MAX_NAME_HOPS and scope.fn is not None:
         expr = _single_binding(scope.fn, test.id)
         if expr is not None:
