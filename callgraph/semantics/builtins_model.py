@@ -150,13 +150,15 @@ def seq_method(ev, seq: VSeq, attr: str, args, tags):
         keyset = LITERAL_OR_NONE  # the keys are not followed: any literal, None included
         return frozenset({VSeq(frozenset({VSeq(seq.elems, "tuple", (keyset, seq.elems))}), "list")})
     if attr in ("get", "pop", "setdefault", "__getitem__"):
+        # what a missing key gives: the default (None for `get`/`setdefault` without one); a
+        # key of the table may be missing too (a `pop` or `del` before is not followed)
         default = args.pos[1] if len(args.pos) > 1 else (frozenset({NONE}) if attr in ("get", "setdefault") else EMPTY)
-        if seq.keys is not None and args.pos:
-            keys = [k.value for k in args.pos[0] if isinstance(k, VConst)]
-            found = frozenset().union(*(dict(seq.keys).get(k, EMPTY) for k in keys)) if keys else EMPTY
-            if found:
-                return present(found, default) | (args.pos[1] if len(args.pos) > 1 else EMPTY)
-        return present(seq.elems, default) | (args.pos[1] if len(args.pos) > 1 else EMPTY)
+        if seq.keys is not None and args.pos and args.pos[0]:
+            table = dict(seq.keys)
+            if all(isinstance(k, VConst) and k.value in table for k in args.pos[0]):  # every key one of its literals
+                found = frozenset().union(*(table[k.value] for k in args.pos[0]))
+                return present(found, default) | default
+        return present(seq.elems, default) | default
     if attr == "keys":
         return frozenset({VSeq(LITERAL_OR_NONE, "list")})
     if builtin_lacks(seq.kind, attr):

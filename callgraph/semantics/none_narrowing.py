@@ -28,8 +28,8 @@ anything), nor `x is True` or other literals' identity.
 
 What makes the values honest about None: a literal is `VConst(Lit(type))` and None is
 `VConst(None)` (`values.py`); a function returns None where it may run to its end or has a
-bare `return` (`return_type.py`); `next(it, d)`, `min/max(..., default=d)`, `dict.get(k)`,
-`getattr(o, n, d)` give their default too; a dict whose keys are not known iterates to any
+bare `return` (`return_type.py`); `next(it, d)`, `min/max(..., default=d)`, `dict.get(k)`
+(for any key: a `pop` before is not followed), `getattr(o, n, d)` give their default too; a dict whose keys are not known iterates to any
 literal or None beside its values (`containers.py`). Premises, as for `isinstance-narrowing`:
 the evaluator's value sets are complete where they hold nothing unknown or outside (a store
 into a container through an alias, `e = d; e["k"] = None`, is not seen: docs/rules.md, "What
