@@ -10,8 +10,10 @@ blocker of the proof that the vision tower does not reach the text model.
 A piece `x is None` (`None is x`, `x is not None`) of an `if`'s test is decided by the branch
 machinery of `isinstance_narrowing.py` (`not`, `and`, `or`, a local bound once to a test, and
 a branch certainly taken that cannot finish kills the statements after the `if`) when `x` is:
-- a local of the function whose `if` it is, or one of its parameters bound in this calling
-  context (a parameter with no argument bound, an entry's or a widened context's, may be
+- a local of the function whose `if` it is that is only ever assigned literals, None or the
+  function's parameters (a local bound to a call is not read: inferring a call while this
+  function's branches are being decided re-enters the decision, `_plain_local`), or one of its
+  parameters bound in this calling context (a parameter with no argument bound, an entry's or a widened context's, may be
   anything, None included); not module code's global, not a closure's or a global name, not
   declared `global`/`nonlocal` there or `nonlocal` by a function nested in it (which may
   rebind it at any time), not bound by `:=` or only by comprehensions; and
@@ -105,8 +107,8 @@ def is_none(ev, name: ast.Name, scope: Scope) -> Optional[bool]:
     if x in fn.param_names():
         if ctx.get(x) is None:
             return None  # no argument bound here: an entry's, or a widened context's
-    elif fn.local_read(x) is None:
-        return None  # a closure's, a global, a builtin
+    elif fn.local_read(x) is None or not _plain_local(fn, x):
+        return None  # a closure's, a global, a builtin; a local bound to what needs inferring
     fn.locals()  # the scan that fills `_untracked`
     if x in (fn._untracked or ()) or x in _rebound_inside(fn):
         return None
@@ -123,6 +125,23 @@ def is_none(ev, name: ast.Name, scope: Scope) -> Optional[bool]:
     if nones == len(values):
         return True
     return False if nones == 0 else None
+
+
+def _plain_local(fn, x: str) -> bool:
+    """Whether every binding of the local `x` in `fn` is a plain assignment of a literal, None or
+    one of `fn`'s parameters: what it holds is read without inferring a call. (Inferring one
+    while this function's branches are being decided re-enters the decision, read as "nothing
+    dead" there, and what was inferred meanwhile is kept: on vLLM, `resolved =
+    self.resolve_quant_method_cls(...)` then `if resolved is not None:` gave a linear layer
+    every online MoE method.)"""
+    params = fn.param_names()
+    for b in fn.locals().get(x, ()):
+        if b.kind != "assign" or b.path or b.expr is None:
+            return False
+        e = b.expr
+        if not (isinstance(e, ast.Constant) or (isinstance(e, ast.Name) and e.id in params)):
+            return False
+    return True
 
 
 def _never_none(ev, v) -> bool:
