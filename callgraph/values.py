@@ -117,8 +117,28 @@ class VExt(Value):
 
 
 @dataclass(frozen=True, slots=True)
+class Lit:
+    """The `value` of a `VConst` that is a literal other than None, known by its type only:
+    `int`, `float`, `bool`, `bytes`, `complex`, `ellipsis`, `str` (a string whose text is not
+    known), or `""` (a literal of a type not known, a string included; never None). Literals
+    of one type collapse, so contexts stay few; None stays apart, so `x is None` can be
+    decided (`semantics/none_narrowing.py`)."""
+
+    type: str = ""
+
+    def types(self) -> tuple[str, ...]:
+        """The builtin types' names it may be an instance of."""
+        return (self.type,) if self.type else LITERAL_TYPES
+
+
+# What a `Lit("")` may be an instance of.
+LITERAL_TYPES = ("int", "float", "bool", "bytes", "complex", "str", "ellipsis")
+
+
+@dataclass(frozen=True, slots=True)
 class VConst(Value):
-    """A literal (str, int, None, ...). Only strings are kept, for getattr/setattr names."""
+    """A literal. `None` is None itself; a string is kept (getattr/setattr names); any other
+    literal is a `Lit` (its type), a dict's literal key may be the key itself (`1`)."""
 
     value: object = None
 
@@ -176,6 +196,10 @@ class Ctx:
 
 EMPTY: FrozenSet[Value] = frozenset()
 NONE = VConst(None)
+SOME_LITERAL = VConst(Lit())     # a literal, not None, of a type not known (a string included)
+BOOL = VConst(Lit("bool"))       # what `is`, `in`, `==` of builtins ... give
+# A key of a dict whose keys are not known, as far as literals go: None may be one
+LITERAL_OR_NONE: FrozenSet["Value"] = frozenset({NONE, SOME_LITERAL})
 
 
 _IN_PROGRESS = (frozenset(), frozenset())

@@ -314,6 +314,24 @@ def _kind_of(cls: type) -> int:
     return kind
 
 
+def completes(stmts) -> bool:
+    """Whether a block may finish normally (fall through to what follows it). Its last
+    statement decides: an earlier one that never finishes makes it never finish too, so this
+    may answer True where the block cannot finish, never False where it can."""
+    if not stmts:
+        return True
+    s = stmts[-1]
+    if isinstance(s, (ast.Return, ast.Raise, ast.Continue, ast.Break)):
+        return False
+    if isinstance(s, ast.If):
+        return completes(s.body) or completes(s.orelse)
+    if isinstance(s, ast.Try) or type(s).__name__ == "TryStar":
+        if s.finalbody and not completes(s.finalbody):
+            return False
+        return (completes(s.body) and completes(s.orelse)) or any(completes(h.body) for h in s.handlers)
+    return True  # a loop (its test may fail), a `with` (its manager may swallow), a match, ...
+
+
 def untracked_names(body_nodes) -> set[str]:
     """Names bound inside expressions (comprehension targets, `:=`) or declared global/nonlocal."""
     out: set[str] = set()

@@ -14,7 +14,7 @@ from typing import FrozenSet
 from ..index.scopes import FuncInfo, dotted_text, first_param
 from ..semantics import class_hierarchy, open_values, typed_kwargs
 from ..semantics.protocol import Scope
-from ..values import NONE, Ctx, Value, VClass, VConst, VExt, VInst, VSeq, VUnknown, memoised, unknown
+from ..values import NONE, SOME_LITERAL, Ctx, Value, VClass, VConst, VExt, VInst, VSeq, VUnknown, memoised, unknown
 
 
 class Annotations:
@@ -103,8 +103,9 @@ class Annotations:
             return self.annotation(inner[0], scope, tags)
         if names & open_values.TYPE_ANNOTATIONS:  # `type[X]`: the class X or a subclass of it
             return class_hierarchy.type_annotation(self, self.annotation(inner[0], scope, tags), tags)
-        if names & open_values.LITERAL_ANNOTATIONS:
-            return frozenset({NONE})
+        if names & open_values.LITERAL_ANNOTATIONS:  # `Literal["eager", None]`: literals, None if named
+            none = any(isinstance(e, ast.Constant) and e.value is None for e in inner)
+            return frozenset({SOME_LITERAL, NONE}) if none else frozenset({SOME_LITERAL})
         if names & open_values.SEQUENCE_ANNOTATIONS or names & open_values.MAPPING_ANNOTATIONS:
             kind = "dict" if names & open_values.MAPPING_ANNOTATIONS else "list"
             elts = [e for e in (inner[-1:] if kind == "dict" else inner) if not (isinstance(e, ast.Constant) and e.value is ...)]

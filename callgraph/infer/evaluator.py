@@ -24,8 +24,8 @@ from ..semantics import (binding, bound, computed_getattr, contextmanager, decor
 from ..semantics.builtins_model import builtin_lacks
 from ..semantics.containers import apply_stores, remote_stores
 from ..semantics.protocol import Scope
-from ..values import (EMPTY, Ctx, Value, VClass, VConst, VExt, VFunc, VInst, VModule, VSeq, VSeqMethod, VSuper, VUnknown,
-                      Shared, UNSETTLED, forget_orders, memoised, unknown, widen_containers, widen_cycle)
+from ..values import (BOOL, EMPTY, Ctx, Lit, Value, VClass, VConst, VExt, VFunc, VInst, VModule, VSeq, VSeqMethod, VSuper,
+                      VUnknown, Shared, UNSETTLED, forget_orders, memoised, unknown, widen_containers, widen_cycle)
 from . import calls, classes
 from .annotations import Annotations
 from .sequences import Sequences
@@ -236,7 +236,7 @@ class Evaluator(Sequences, Annotations):
         if name in BUILTIN_NAMES:
             return frozenset({VExt(f"builtins.{name}")})
         if name == "__file__" or name == "__name__":
-            return frozenset({VConst(None)})
+            return frozenset({VConst(Lit("str"))})
         return unknown(f"name '{name}' is not defined in {mod.display}")
 
     def _module_bindings(self, mod: ModuleInfo, name: str, remote) -> list[Binding]:
@@ -386,9 +386,11 @@ class Evaluator(Sequences, Annotations):
         if isinstance(v, VSeq):
             return frozenset({VSeqMethod(v, attr)})
         if isinstance(v, VConst):
-            if builtin_lacks(type(v.value).__name__, attr):
+            types = v.value.types() if v.value.__class__ is Lit else (type(v.value).__name__,)
+            present = [t for t in types if not builtin_lacks(t, attr)]
+            if not present:
                 return EMPTY  # `self.x = None` elsewhere: no value, not `None.view`
-            return frozenset({VExt(f"builtins.{type(v.value).__name__}.{attr}")})
+            return frozenset({VExt(f"builtins.{present[0] if len(present) == 1 else 'object'}.{attr}")})
         if isinstance(v, VFunc):
             return frozenset({VExt(f"builtins.function.{attr}")})
         return frozenset({VExt(f"<object>.{attr}")})
@@ -398,7 +400,11 @@ class Evaluator(Sequences, Annotations):
         return self.calls.result(node, scope, tags)
 
     def _eval_Constant(self, node: ast.Constant, scope, tags):
-        return frozenset({VConst(node.value if isinstance(node.value, (str, type(None))) else None)})
+        # None and strings as themselves; any other literal by its type (`Lit`), never None
+        value = node.value
+        if value is None or value.__class__ is str:
+            return frozenset({VConst(value)})
+        return frozenset({_LITERALS.get(value.__class__) or VConst(Lit(type(value).__name__))})
 
     def _eval_JoinedStr(self, node, scope, tags):
         return computed_getattr.joined_str(self, node, scope, tags)
@@ -429,11 +435,13 @@ class Evaluator(Sequences, Annotations):
         # `is`, `in` and their negations give a bool; `==`, `<`, ... give what the operand's
         # method returns: a tensor for tensors (`(ids == ids.min()).nonzero()`), as `a + b` does
         if all(isinstance(op, _BOOL_COMPARISONS) for op in node.ops):
-            return frozenset({VConst(None)})
+            return frozenset({BOOL})
         return frozenset({VExt("<operator result>")})
 
 
 _BOOL_COMPARISONS = (ast.Is, ast.IsNot, ast.In, ast.NotIn)
+# the literal values of ast.Constant's non-string, non-None types, one object each
+_LITERALS = {t: VConst(Lit(t.__name__)) for t in (int, float, bool, bytes, complex, type(...))}
 
 
 def _union(a: FrozenSet[Value], b: FrozenSet[Value]) -> FrozenSet[Value]:

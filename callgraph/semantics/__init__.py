@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from . import (absent_attribute, abstract_class, attribute_store, binding, bound, builtins_model, callbacks, class_hierarchy, computed_getattr, constructor,
                container_subclass, containers, contextmanager, decorators, direct, external, init_attribute, init_chain,
-               isinstance_narrowing, iter_protocol, iterators, leaf_annotation, mapping_mixin, module_call, module_store, mro, oracle, partial, properties, rebound_store, registry, return_type, super_call,
+               isinstance_narrowing, iter_protocol, iterators, leaf_annotation, mapping_mixin, module_call, module_store, mro, none_narrowing, oracle, partial, properties, rebound_store, registry, return_type, super_call,
                triton_launch, typed_kwargs)
 from .rule import Call, Outcome, Rule
 
@@ -40,6 +40,7 @@ REGISTRY: tuple[Rule, ...] = (
     containers.RULE,
     builtins_model.RULE,
     isinstance_narrowing.RULE,
+    none_narrowing.RULE,
     contextmanager.RULE,
     properties.RULE,
     callbacks.RULE,

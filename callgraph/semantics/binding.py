@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import FrozenSet
 
 from ..index.scopes import FuncInfo
-from ..values import EMPTY, NONE, Ctx, Value, VConst, VExt, VSeq, VUnknown, ordered
+from ..values import EMPTY, NONE, SOME_LITERAL, Ctx, Value, VConst, VExt, VSeq, VUnknown, ordered
 from .external import callee_name
 from .computed_getattr import StrPattern
 from .rule import CallArgs, Rule
@@ -142,7 +142,8 @@ def _external_instance(name: str) -> bool:
 
 def _normal(vals: FrozenSet[Value]) -> FrozenSet[Value]:
     """Forget what cannot change a call's resolution, so callers that pass different tensors,
-    flags or literals share one context: literals other than strings, the reasons of unknown
+    flags or literals share one context: which literal a literal other than a string or None
+    is (None stays apart: `x is None` is decided by it), the reasons of unknown
     values, and which external object an external value is (`torch.cat()` or `x.float()`:
     calls on either are external alike). External classes and functions keep their names,
     since containers and builtins are modelled by name, and so do methods of instances of
@@ -159,7 +160,7 @@ def _normal(vals: FrozenSet[Value]) -> FrozenSet[Value]:
         elif isinstance(v, VUnknown):
             out.add(_OPAQUE_UNKNOWN)
         elif isinstance(v, VConst) and not isinstance(v.value, (str, StrPattern)):  # names kept (getattr)
-            out.add(NONE)
+            out.add(NONE if v.value is None else SOME_LITERAL)  # None apart: `x is None` is decided
         elif isinstance(v, VExt) and ("(" in v.name or v.name.startswith("<")) and not _external_method(v.name) \
                 and not _external_instance(v.name):
             out.add(_OPAQUE_EXT)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import FrozenSet
 
-from ..values import EMPTY, NONE, Value, VClass, VConst, VExt, VInst, VSeq, VUnknown
+from ..values import BOOL, EMPTY, LITERAL_OR_NONE, NONE, Lit, Value, VClass, VConst, VExt, VInst, VSeq, VUnknown
 from . import super_call
 from .binding import OR_DEFAULT
 from .rule import Call, Outcome, Rule
@@ -99,8 +99,8 @@ def _call(ev, v, args, scope, tags):
             return frozenset({VSeq(EMPTY, "list")})
         src = args.pos[-1] if name == "builtins.filter" else args.pos[0]
         return frozenset({VSeq(ev.iterate(src, tags), "list")})
-    if name == "builtins.next" and args.pos:
-        return ev.iterate(args.pos[0], tags)
+    if name == "builtins.next" and args.pos:  # `next(it, None)`: the default when it is exhausted
+        return ev.iterate(args.pos[0], tags) | (args.pos[1] if len(args.pos) > 1 else EMPTY)
     if name in ("builtins.dict", "collections.OrderedDict"):
         keys = tuple(sorted(args.kw.items()))
         elems = frozenset().union(*args.kw.values()) if args.kw else EMPTY
@@ -116,12 +116,12 @@ def _call(ev, v, args, scope, tags):
                             elems |= pair.elems
             keys = None
         return frozenset({VSeq(elems, "dict", None, keys)})
-    if name in ("builtins.min", "builtins.max") and len(args.pos) == 1:
-        return ev.iterate(args.pos[0], tags)
+    if name in ("builtins.min", "builtins.max") and len(args.pos) == 1:  # `default=` when it is empty
+        return ev.iterate(args.pos[0], tags) | args.kw.get("default", EMPTY)
     if name in FN_MARKERS and (not args.pos or any(isinstance(a, VConst) for a in args.pos[0])):
         return None  # a flag, not a function: the result is a decorator (an outside function's)
     if name in IDENTITY and args.pos:
-        return args.pos[0] if name != "builtins.id" else frozenset({VConst(None)})
+        return args.pos[0] if name != "builtins.id" else frozenset({VConst(Lit("int"))})
     if name == "typing.cast":  # cast(typ, val): the value, whatever the type says
         if len(args.pos) == 2:
             return args.pos[1]
@@ -147,18 +147,20 @@ def seq_method(ev, seq: VSeq, attr: str, args, tags):
     if attr in ("values", "copy", "__iter__"):
         return frozenset({VSeq(seq.elems, "list")}) if attr == "values" else frozenset({seq})
     if attr == "items":
-        keyset = frozenset({VConst(None)})
+        keyset = LITERAL_OR_NONE  # the keys are not followed: any literal, None included
         return frozenset({VSeq(frozenset({VSeq(seq.elems, "tuple", (keyset, seq.elems))}), "list")})
     if attr in ("get", "pop", "setdefault", "__getitem__"):
+        # what a missing key gives: the default (None for `get`/`setdefault` without one); a
+        # key of the table may be missing too (a `pop` or `del` before is not followed)
         default = args.pos[1] if len(args.pos) > 1 else (frozenset({NONE}) if attr in ("get", "setdefault") else EMPTY)
-        if seq.keys is not None and args.pos:
-            keys = [k.value for k in args.pos[0] if isinstance(k, VConst)]
-            found = frozenset().union(*(dict(seq.keys).get(k, EMPTY) for k in keys)) if keys else EMPTY
-            if found:
-                return present(found, default) | (args.pos[1] if len(args.pos) > 1 else EMPTY)
-        return present(seq.elems, default) | (args.pos[1] if len(args.pos) > 1 else EMPTY)
+        if seq.keys is not None and args.pos and args.pos[0]:
+            table = dict(seq.keys)
+            if all(isinstance(k, VConst) and k.value in table for k in args.pos[0]):  # every key one of its literals
+                found = frozenset().union(*(table[k.value] for k in args.pos[0]))
+                return present(found, default) | default
+        return present(seq.elems, default) | default
     if attr == "keys":
-        return frozenset({VSeq(frozenset({VConst(None)}), "list")})
+        return frozenset({VSeq(LITERAL_OR_NONE, "list")})
     if builtin_lacks(seq.kind, attr):
         return EMPTY
     return frozenset({VExt(f"builtins.{seq.kind}.{attr}()")})

@@ -23,7 +23,7 @@ from typing import FrozenSet, Iterator
 
 from ..index.children import child_nodes
 from ..index.scopes import ADDING_METHODS, ANY_KEY, Binding, FuncInfo, ModuleInfo, spans_any
-from ..values import EMPTY, Value, VConst, VExt, VSeq, VSeqMethod, cap, widen_containers
+from ..values import EMPTY, LITERAL_OR_NONE, Value, VConst, VExt, VSeq, VSeqMethod, cap, widen_containers
 from . import external
 from .builtins_model import BUILTIN_KINDS, builtin_lacks, present, seq_method
 from .protocol import Inference
@@ -102,9 +102,12 @@ def _made(call: Call, kind: str) -> Outcome:
 
 # -- reading a container value: iteration, unpacking, subscripts -------------------------------
 def elements(v: VSeq, tags: set[str]) -> FrozenSet[Value]:
-    """`for x in v`: its elements; a dict's keys where they are known."""
+    """`for x in v`: its elements; a dict's keys where they are known, else its values and any
+    literal or None (the keys are not followed: never a value set that rules None out)."""
     tags.add(RULE.name)
-    return v.elems if v.kind != "dict" or v.keys is None else frozenset({VConst(k) for k, _ in v.keys})
+    if v.kind != "dict":
+        return v.elems
+    return v.elems | LITERAL_OR_NONE if v.keys is None else frozenset({VConst(k) for k, _ in v.keys})
 
 
 def unpacked(v: VSeq, step, tags: set[str]) -> FrozenSet[Value]:

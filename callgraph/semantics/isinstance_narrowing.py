@@ -32,7 +32,7 @@ It is True when `C` is in the MRO of every class `x` may be, False when it is in
 more pieces: `a is b` / `a is not b` where both sides hold only classes and None, at least one
 class among them (a class is one object: the same when both sides are that one class, never
 when no value is shared; vLLM's Quark config tests `method_cls is UnquantizedFusedMoEMethod`),
-never `x is None` (not even evaluated); and a name that is a plain local bound exactly once
+`x is None` is `none_narrowing.py`'s piece; and a name that is a plain local bound exactly once
 (`is_routed_experts = issubclass(layer_type, RoutedExperts)` ... `if is_routed_experts:`),
 read as the expression it was bound to, evaluated where it was bound. In an `and`, a piece
 after `x is not None` reads `x` without None (`and` runs left to right). A helper inferred for
@@ -41,7 +41,11 @@ parameters its tests read (`tested_names`), so a widely shared `get_quant_method
 decides per layer. A test
 the evaluator cannot read (no values, a recursion guard) is undecided; undecided is the
 default, and then both branches run, as before. Nothing else is narrowed: the name `x` keeps
-its values inside the branch (the branch only runs or does not).
+its values inside the branch (the branch only runs or does not). A branch certainly taken that
+cannot finish (its last statement a `return`, `raise`, `continue` or `break`:
+`index.flow.completes`) kills the statements after the `if` in its own block too:
+`if not isinstance(layer, ExpertsLayer): return LinearMethod()` then `return MoEMethod()`.
+This module is also the branch machinery the `none-narrowing` rule decides its pieces in.
 """
 from __future__ import annotations
 
@@ -49,7 +53,9 @@ import ast
 import weakref
 from typing import FrozenSet, Optional
 
+from ..index.flow import completes
 from ..values import VClass, VConst, VInst, VSeq
+from . import none_narrowing
 from .protocol import Scope
 from .rule import Rule
 
@@ -87,20 +93,27 @@ def dead_nodes(ev, fn, scope: Scope) -> FrozenSet[int]:
 
 def _dead(ev, ifs: list, scope: Scope) -> FrozenSet[int]:
     dead: set[int] = set()
-    for node, body_ids, else_ids in ifs:
-        if id(node) in dead:
+    for branch in ifs:
+        if id(branch.node) in dead:
             continue  # inside a branch already dead
-        verdict = _decide(ev, node.test, scope)
+        verdict = _decide(ev, branch.node.test, scope)
         if verdict is False:
-            dead |= body_ids
+            dead |= branch.body_ids
+            if branch.else_exits:  # `if x is not None: ... else: return`: what follows needs the body
+                dead |= branch.after_ids()
         elif verdict is True:
-            dead |= else_ids
+            dead |= branch.else_ids
+            if branch.body_exits:  # `if x is None: return`: nothing after the `if` runs
+                dead |= branch.after_ids()
     return frozenset(dead)
 
 
 def _candidate_ifs(fn) -> list:
     """The `if` statements of `fn`'s own body (nested defs excluded) whose test calls
-    `isinstance`, each with the ids of the nodes under its body and under its `else`."""
+    `isinstance` or compares by `is`, each with the ids of the nodes under its body and under
+    its `else`, whether each of those can never finish (a `return`, `raise`, `continue` or
+    `break` last: `completes`), and the ids of the nodes of the statements after the `if` in
+    its own block (which run only if the branch taken finishes)."""
     found = _IFS.get(fn)
     if found is not None:
         return found
@@ -109,21 +122,47 @@ def _candidate_ifs(fn) -> list:
             any(isinstance(c.func, ast.Name) and c.func.id in _TESTS for c in fn.calls())
             or any(isinstance(n, ast.Compare) and any(isinstance(op, (ast.Is, ast.IsNot)) for op in n.ops)
                    for n in ast.walk(fn.node))):
-        stack = list(fn.node.body)
-        while stack:
-            st = stack.pop()
-            if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                continue
-            if isinstance(st, ast.If) and _decidable(st.test):
-                out.append((st, _ids(st.body), _ids(st.orelse)))
-            for field in ("body", "orelse", "finalbody", "handlers"):
-                stack.extend(getattr(st, field, None) or ())
-            if isinstance(st, ast.Match):
-                for case in st.cases:
-                    stack.extend(case.body)
-        out.sort(key=lambda t: (t[0].lineno, t[0].col_offset))  # outer ifs first
+        blocks = [fn.node.body]
+        while blocks:
+            block = blocks.pop()
+            for i, st in enumerate(block):
+                if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    continue
+                if isinstance(st, ast.If) and _decidable(st.test):
+                    out.append(_Branch(st, block, i))
+                for field in ("body", "orelse", "finalbody"):
+                    if getattr(st, field, None):
+                        blocks.append(getattr(st, field))
+                for handler in getattr(st, "handlers", None) or ():
+                    blocks.append(handler.body)
+                if isinstance(st, ast.Match):
+                    for case in st.cases:
+                        blocks.append(case.body)
+        out.sort(key=lambda b: (b.node.lineno, b.node.col_offset))  # outer ifs first
     _IFS[fn] = out
     return out
+
+
+class _Branch:
+    """One candidate `if`: the ids of the nodes under its body and its `else`, whether each can
+    never finish (its last statement a `return`, `raise`, `continue` or `break`:
+    `index.flow.completes`), and the statements after it in its own block, which run only if
+    the branch taken finishes."""
+
+    __slots__ = ("node", "body_ids", "else_ids", "body_exits", "else_exits", "_block", "_at", "_after")
+
+    def __init__(self, node: ast.If, block: list, at: int):
+        self.node = node
+        self.body_ids = _ids(node.body)
+        self.else_ids = _ids(node.orelse)
+        self.body_exits = not completes(node.body)
+        self.else_exits = bool(node.orelse) and not completes(node.orelse)
+        self._block, self._at, self._after = block, at, None
+
+    def after_ids(self) -> frozenset:
+        if self._after is None:  # asked only when a branch that cannot finish is certainly taken
+            self._after = _ids(self._block[self._at + 1:])
+        return self._after
 
 
 # FuncInfo -> its candidate ifs (pure, read off the AST once); weak, so that a finished
@@ -139,8 +178,8 @@ def tested_names(fn) -> frozenset:
     if found is not None:
         return found
     names = set()
-    for node, _, _ in _candidate_ifs(fn):
-        for n in ast.walk(node.test):
+    for branch in _candidate_ifs(fn):
+        for n in ast.walk(branch.node.test):
             if (isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in _TESTS and n.args
                     and isinstance(n.args[0], ast.Name)):
                 names.add(n.args[0].id)
@@ -199,9 +238,10 @@ def _decide(ev, test: ast.expr, scope: Scope, not_none: frozenset = frozenset(),
         return _isinstance(ev, test, scope, _TESTS[test.func.id], not_none)
     if (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Is, ast.IsNot))
             and not any(isinstance(e, ast.Constant) for e in (test.left, test.comparators[0]))):
-        # `x is None` is never decided (only classes' identity is), so it is not evaluated
         same = _identity(ev, test.left, test.comparators[0], scope)
         return None if same is None else (same if isinstance(test.ops[0], ast.Is) else not same)
+    if none_narrowing.tested(test) is not None:  # `x is None`: semantics/none_narrowing.py
+        return none_narrowing.decide(ev, test, scope)
     if isinstance(test, ast.Name) and depth < MAX_NAME_HOPS and scope.fn is not None:
         expr = _single_binding(scope.fn, test.id)
         if expr is not None:

@@ -17,7 +17,7 @@ modelled: they stay outside attributes, unknown when their result is called.
 """
 from __future__ import annotations
 
-from ..values import NONE, VConst, VInst, VMixin
+from ..values import BOOL, NONE, VInst, VMixin
 from .rule import Call, CallArgs, Outcome, Rule
 
 MAPPING_ABCS = frozenset({"collections.abc.Mapping", "collections.abc.MutableMapping", "typing.Mapping",
@@ -53,7 +53,7 @@ class MappingMixin(Rule):
                                       if extra == "__setitem__" else [])
                 call.calls.invoke(more[0], v.inst, CallArgs(extra_args), None, self.name, d, returning=False)
         if v.attr == "__contains__":
-            return frozenset({VConst(None)})
+            return frozenset({BOOL})
         if default is not None:
             return default
         return frozenset({NONE}) if v.attr == "get" else frozenset()

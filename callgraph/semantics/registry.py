@@ -10,7 +10,7 @@ key expression in its reason, and remembered so the answer can list the keys tha
 from __future__ import annotations
 
 import ast
-from ..values import VClass, VConst, VSeq, VUnknown, Value
+from ..values import Lit, VClass, VConst, VSeq, VUnknown, Value
 from .constructor import construct
 from .rule import CallArgs, Rule
 
@@ -50,7 +50,8 @@ def dispatch(calls, found, node: ast.Call, scope, d, tags: set, results: set) ->
     out: set[Value] = set()
     if site.returns == "class-tuple":  # (cls, arch): a class, called later where it is used
         classes = frozenset(VClass(q) for q, _ in chosen)
-        out.add(VSeq(classes | {VConst(None)}, "tuple", (classes, frozenset({VConst(None)}))))
+        arch = VConst(Lit("str"))  # the architecture's name
+        out.add(VSeq(classes | {arch}, "tuple", (classes, frozenset({arch}))))
         return out
     args = constructor_args(site.framework, calls.args(node, scope, set()))
     for qual, key in chosen:
