@@ -41,13 +41,14 @@ _NO_FRAME = 1 << 62
 
 
 class _Frame:
-    __slots__ = ("idx", "low", "read", "start")
+    __slots__ = ("idx", "low", "read", "start", "to")
 
     def __init__(self, idx: int, start: int):
         self.idx = idx
         self.low = _NO_FRAME  # the lowest frame below this one whose stand-in it depends on
         self.read = False     # its own stand-in was read, by it or by what it worked out
         self.start = start    # the solver's log length when it was pushed
+        self.to: _Frame | None = None  # finished provisional: what depended on it depends on this
 
 
 class _Pending:
@@ -105,6 +106,10 @@ class Solver:
             return hit.partial
         if cls is _Provisional:
             owner = hit.owner
+            if owner.to is not None:  # finished, itself provisional: its owner's, still in progress
+                while owner.to is not None:
+                    owner = owner.to
+                hit.owner = owner
             top = self.stack[-1]
             if owner.idx < top.low and owner is not top:
                 top.low = owner.idx
@@ -172,6 +177,7 @@ class Solver:
             _drop(log, frame.start)
         if frame.low < frame.idx:  # it read a frame below, still in progress: provisional
             owner = stack[frame.low]
+            frame.to = owner  # its provisional entries depend on `owner` now
             table[key] = _Provisional(owner, value)
             log.append((table, key))
             top = stack[-1]

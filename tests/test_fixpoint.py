@@ -63,10 +63,10 @@ def _right(got: frozenset, want: frozenset) -> bool:
     return got == want or (UNSETTLED in got and got - {UNSETTLED} <= want)
 
 
-@pytest.mark.parametrize("seed", range(200))
+@pytest.mark.parametrize("seed", range(600))
 def test_every_order_gives_the_least_solution(seed: int) -> None:
     rng = random.Random(seed)
-    n = rng.randint(2, 12)
+    n = rng.randint(2, 16)
     deps = {i: rng.sample(range(n), rng.randint(0, min(3, n))) for i in range(n)}
     shift = {i: rng.sample(range(n), rng.randint(0, 1)) for i in range(n)}
     want = _least(n, deps, shift)
