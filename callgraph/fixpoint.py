@@ -98,11 +98,8 @@ class Solver:
         cls = hit.__class__
         if cls is _Pending:
             if not hit.conservative:
-                frame = hit.frame
-                frame.read = True
-                top = self.stack[-1]
-                if frame.idx < top.low and frame is not top:
-                    top.low = frame.idx
+                hit.frame.read = True
+                self._depends_on(hit.frame)
             return hit.partial
         if cls is _Provisional:
             owner = hit.owner
@@ -110,11 +107,16 @@ class Solver:
                 while owner.to is not None:
                     owner = owner.to
                 hit.owner = owner
-            top = self.stack[-1]
-            if owner.idx < top.low and owner is not top:
-                top.low = owner.idx
+            self._depends_on(owner)
             return hit.value
         return hit
+
+    def _depends_on(self, frame: _Frame) -> None:
+        """The frame on top read `frame`'s stand-in, or what was worked out from it: it is
+        provisional on `frame` unless it is `frame` itself."""
+        top = self.stack[-1]
+        if frame is not top and frame.idx < top.low:
+            top.low = frame.idx
 
     def solve(self, table: dict, key, compute: Callable, bottom, join: Callable | None = None,
               same: Callable | None = None, unsettled: Callable | None = None, conservative: bool = False,
@@ -180,9 +182,7 @@ class Solver:
             frame.to = owner  # its provisional entries depend on `owner` now
             table[key] = _Provisional(owner, value)
             log.append((table, key))
-            top = stack[-1]
-            if owner is not top and owner.idx < top.low:
-                top.low = owner.idx
+            self._depends_on(owner)
         else:
             table[key] = value
             _keep(log, frame.start)  # all worked out from this frame's settled value

@@ -312,16 +312,26 @@ def memoised(solver: Solver, table: dict, key, tags: set, compute, share: "Share
     return hit[0]
 
 
+def join_values(a: FrozenSet[Value], b: FrozenSet[Value]) -> FrozenSet[Value]:
+    """Both value sets, containers merged as a memo entry's are: a cycle's next stand-in."""
+    return widen_containers(a | b)
+
+
 def _join_entries(a: tuple, b: tuple) -> tuple:
-    return (widen_containers(a[0] | b[0]), tag_set(a[1] | b[1]))
+    return (join_values(a[0], b[0]), tag_set(a[1] | b[1]))
 
 
 def _widen_entry(e: tuple) -> tuple:
     return (widen_cycle(e[0]), e[1])
 
 
+def unsettled_values(vals: FrozenSet[Value]) -> FrozenSet[Value]:
+    """`vals` given up after MAX_ROUNDS (fixpoint.py): what is not settled is unknown."""
+    return vals | unknown(UNSETTLED)
+
+
 def _unsettled_entry(e: tuple) -> tuple:
-    return (e[0] | unknown(UNSETTLED), e[1])
+    return (unsettled_values(e[0]), e[1])
 
 
 UNSETTLED = f"recursive inference did not settle in {MAX_ROUNDS} rounds"

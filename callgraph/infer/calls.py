@@ -19,7 +19,8 @@ from ..semantics.container_subclass import held
 from ..semantics.binding import OR_DEFAULT, bind
 from ..semantics.protocol import Inference, Scope
 from ..semantics.rule import Call, CallArgs, Dispatch, Target
-from ..values import EMPTY, UNSETTLED, Ctx, Value, VConst, VExt, VInst, VSeq, VSuper, VUnknown, ordered, unknown, widen_cycle
+from ..values import (EMPTY, UNSETTLED, Ctx, Value, VConst, VExt, VInst, VSeq, VSuper, VUnknown, ordered, unsettled_values,
+                      widen_cycle)
 
 # A call that may run more functions than this (a method of a base type dispatched to every
 # override: `self.encoder(...)` typed `PreTrainedModel` runs 2,505 `forward`s in transformers)
@@ -35,10 +36,6 @@ _NOTHING = Dispatch()  # a dispatch in progress, as its first readers see it (ne
 
 def _union(a: FrozenSet[Value], b: FrozenSet[Value]) -> FrozenSet[Value]:
     return a | b
-
-
-def _unsettled(vals: FrozenSet[Value]) -> FrozenSet[Value]:
-    return vals | unknown(UNSETTLED)
 
 
 def _joined(a: Dispatch, b: Dispatch) -> Dispatch:
@@ -64,7 +61,7 @@ def _widened_dispatch(d: Dispatch) -> Dispatch:
 
 def _unsettled_dispatch(d: Dispatch) -> Dispatch:
     d.unresolved.append(UNSETTLED)
-    d.results = d.results | unknown(UNSETTLED)
+    d.results = unsettled_values(d.results)
     return d
 
 
@@ -83,7 +80,7 @@ class CallModel:
         # return value gave once it has settled (the dispatch is read inside, so that what
         # depends on it in progress is known)
         full = self.ev.solver.solve(self._full, key, lambda: self._full_result(self.dispatch(node, scope)), EMPTY,
-                                    _union, unsettled=_unsettled, widen=widen_cycle)
+                                    _union, unsettled=unsettled_values, widen=widen_cycle)
         d = self.dispatch(node, scope)
         if d.returning:
             tags.add(return_type.RULE.name)

@@ -25,7 +25,7 @@ from ..semantics.builtins_model import builtin_lacks
 from ..semantics.containers import apply_stores, remote_stores
 from ..semantics.protocol import Scope
 from ..values import (BOOL, EMPTY, Ctx, Lit, Value, VClass, VConst, VExt, VFunc, VInst, VModule, VSeq, VSeqMethod, VSuper,
-                      VUnknown, Shared, UNSETTLED, forget_orders, memoised, unknown, widen_containers, widen_cycle)
+                      VUnknown, Shared, forget_orders, join_values, memoised, unknown, unsettled_values, widen_cycle)
 from . import calls, classes
 from .annotations import Annotations
 from .sequences import Sequences
@@ -147,7 +147,7 @@ class Evaluator(Sequences, Annotations):
             # in progress, it reads as what was found so far (a recursive helper); the solver
             # keeps what a cycle gave only once it has settled
             return self.solver.compute(self._returns, key, lambda: self._returns_of(fn, ctx), EMPTY,
-                                       _union, unsettled=_unsettled, widen=widen_cycle)
+                                       join_values, unsettled=unsettled_values, widen=widen_cycle)
         finally:
             self._depth -= 1
 
@@ -444,14 +444,6 @@ _BOOL_COMPARISONS = (ast.Is, ast.IsNot, ast.In, ast.NotIn)
 _LITERALS = {t: VConst(Lit(t.__name__)) for t in (int, float, bool, bytes, complex, type(...))}
 
 
-def _union(a: FrozenSet[Value], b: FrozenSet[Value]) -> FrozenSet[Value]:
-    return widen_containers(a | b)
-
-
-def _unsettled(vals: FrozenSet[Value]) -> FrozenSet[Value]:
-    return vals | unknown(UNSETTLED)
-
-
 def _history_order(history) -> tuple:
     """Source order of a history's bindings, then whether each store is strong: a total order
     that leaves nothing to the set's own (a Binding hashes its node by address)."""
@@ -463,9 +455,6 @@ def _binding_pos(b) -> tuple:
     if b is None:
         return (-1, -1, "", "", ())
     return (getattr(b.expr, "lineno", 0), getattr(b.expr, "col_offset", 0), b.kind, b.target, b.path)
-
-
-
 
 
 __all__ = ["Evaluator", "Scope"]
