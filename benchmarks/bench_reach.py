@@ -1,6 +1,6 @@
 """`callgraph reach` on SGLang 0.5.23's `sglang/srt`: seconds and peak RSS, cold and warm.
 
-Each run is a fresh process (`python -m callgraph.cli reach ...`), timed from outside, with its
+Each run is a fresh process (`python -m callgraph reach ...`, as the console script runs), timed from outside, with its
 peak resident memory from wait4(). "cold" starts with an empty cache folder; "warm" runs the same
 query again on that cache. The wheel is fetched once into the test cache (outside the repo).
 
@@ -42,7 +42,7 @@ def run(args: list[str]) -> tuple[float, float, int, dict]:
     """(seconds, peak RSS in MB, exit code, JSON proof) of one fresh process."""
     t0 = time.perf_counter()
     with tempfile.TemporaryFile() as out:
-        proc = subprocess.Popen([sys.executable, "-m", "callgraph.cli", *args, "--json"], cwd=HERE,
+        proc = subprocess.Popen([sys.executable, "-m", "callgraph", *args, "--json"], cwd=HERE,
                                 stdout=out, stderr=subprocess.DEVNULL)
         _, status, usage = os.wait4(proc.pid, 0)
         seconds = time.perf_counter() - t0

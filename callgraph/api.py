@@ -72,6 +72,9 @@ class Analysis:
         self._leads: dict[str | None, Leads] = {}
         self._oracle = None
         self._digest: str | None = None
+        # the names a cached proof shows -> which of their prefixes are classes (its record's
+        # `classes`): a warm answer prints `Class.method` without parsing those modules again
+        self._shown_classes: dict[frozenset[str], set[str]] = {}
 
     # -- names -----------------------------------------------------------------------------
     @property
@@ -140,15 +143,16 @@ class Analysis:
         return Node(qual, "", 0)
 
     def classes_named_in(self, proof: Proof) -> set[str]:
-        """The classes among the qualified names a proof shows, so its text can say
-        `Class.method`. A cached answer parsed nothing: the modules those names live in are
-        loaded here (a handful of files), as `node` does."""
-        names = {proof.entry, proof.target, *(u.caller for u in proof.unresolved)}
-        for path in (proof.path, *proof.all_paths):
-            names.update(q for h in path for q in (h.caller, h.callee))
+        """The classes among the prefixes of the qualified names a proof shows, so its text can
+        say `Class.method`. A cached answer parsed nothing: its record says which they are
+        (`_shown`); otherwise the modules those names live in are loaded here, as `node` does."""
+        names = _shown_names(proof)
+        known = self._shown_classes.get(names)
+        if known is not None:
+            return set(known)
         for qual in names:
             self.node(qual)
-        return set(self.project.classes)
+        return {p for q in names for p in _prefixes(q) if p in self.project.classes}
 
     def source_text(self, path: Path) -> str | None:
         """A file's text through the analysis's one reader (`index/sources.py`), or None when it
@@ -261,7 +265,10 @@ class Analysis:
                      self._config_key(), self.roots, self._scope_digest(), sorted(args.items()))
         hit = self._cached("reach", key)
         if hit is not None:
-            return _with_seconds(Proof.from_json(hit["proof"]), time.perf_counter() - t0)
+            proof = Proof.from_json(hit["proof"])
+            if "classes" in hit:
+                self._shown_classes[_shown_names(proof)] = set(hit["classes"])
+            return _with_seconds(proof, time.perf_counter() - t0)
         self._new_query()
         e = self._resolve(entry, "entry")
         t = self._resolve(target, "target")
@@ -272,7 +279,7 @@ class Analysis:
                       assumptions=tuple(f"{name}: {tp}" for name, tp in sorted(args.items())))
         proof = _with_seconds(proof, time.perf_counter() - t0)
         if not (max_seconds and any("--max-seconds" in u.why for u in proof.unresolved)):
-            self._store("reach", key, {"proof": proof.to_json()})
+            self._store("reach", key, {"proof": proof.to_json(), "classes": sorted(self.classes_named_in(proof))})
         return proof
 
     @collector_paused
@@ -334,6 +341,20 @@ class Analysis:
             if file_digest(Path(path)) != digest:
                 return False
         return True
+
+
+def _shown_names(proof: Proof) -> frozenset[str]:
+    """The qualified names a proof's text shows: entry, target, every hop's ends, the callers
+    of its blockers."""
+    names = {proof.entry, proof.target, *(u.caller for u in proof.unresolved)}
+    for path in (proof.path, *proof.all_paths):
+        names.update(q for h in path for q in (h.caller, h.callee))
+    return frozenset(names)
+
+
+def _prefixes(qual: str) -> list[str]:
+    parts = qual.split(".")
+    return [".".join(parts[:i]) for i in range(1, len(parts))]
 
 
 def _with_seconds(proof: Proof, seconds: float) -> Proof:

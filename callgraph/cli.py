@@ -18,6 +18,7 @@ from . import __version__, heap
 from .errors import CallgraphError
 from .exit_codes import ExitCode  # noqa: F401  (re-exported: `from callgraph.cli import ExitCode`)
 from .gcpause import collector_paused
+from .seed import reproducible
 
 #: OSErrors that the machine or the user caused (a full disk, a read-only folder, a closed
 #: pipe): one line and exit 3, like any bad input. Any other OSError is a bug (exit 4).
@@ -113,24 +114,6 @@ def _internal(exc: BaseException, argv: list[str] | None, state: dict) -> int:
         traceback.print_exception(type(exc), exc, exc.__traceback__, file=sys.stderr)
     click.echo(internal_error_line(exc, argv, state.get("debug", False)), err=True)
     return int(ExitCode.INTERNAL)
-
-
-def reproducible() -> None:
-    """Run again under a fixed string hash seed (PYTHONHASHSEED=0) unless one is set.
-
-    The analysis iterates over sets of values, whose order follows string hashes, which
-    Python salts afresh in every process; where inference stops at a depth limit, that order
-    decides a few answers (docs/export.md, "Memo history"). Under a fixed seed two runs give
-    the same graph, the same witness paths and the same rows. The re-run costs one exec
-    before anything is imported; an explicit PYTHONHASHSEED (even "random") is respected."""
-    if "PYTHONHASHSEED" in os.environ or not getattr(sys, "orig_argv", None):
-        return
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os.execve(sys.executable, sys.orig_argv, dict(os.environ, PYTHONHASHSEED="0"))
-    except OSError:
-        return  # run as we are: the results are as correct, only not byte-identical run to run
 
 
 def entry() -> None:  # pragma: no cover - console script shim

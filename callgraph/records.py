@@ -53,7 +53,8 @@ def check_nameindex(value: Any) -> dict:
 
 
 def check_reach(value: Any) -> dict:
-    """A reach answer: {"proof": <proof JSON>, "read": {path: sha1}}."""
+    """A reach answer: {"proof": <proof JSON>, "read": {path: sha1}, "classes": [qualified name, ...]}
+    (`classes`: which prefixes of the names the proof shows are classes, for its text)."""
     _fields(value, "record", {"proof": dict, "read": dict})
     _read(value["read"])
     proof = value["proof"]
@@ -72,6 +73,8 @@ def check_reach(value: Any) -> dict:
                 raise RecordError(f"hops {a['site']} and {b['site']} do not join")
     for i, row in enumerate(proof["unresolved"]):
         _fields(row, f"unresolved[{i}]", {"site": str, "expr": str, "why": str})
+    if "classes" in value and not _strings(value["classes"]):
+        raise RecordError("classes holds a non-string")
     return value
 
 

@@ -1,6 +1,6 @@
 """The library API gives the same graph whatever the process's string hash seed.
 
-The command line fixes the seed (`cli.reproducible`), but `Analysis` runs in the caller's
+The command line fixes the seed (`seed.reproducible`), but `Analysis` runs in the caller's
 process under the caller's seed. Two hops of one call site (one per calling context, named by
 two rules: `direct` and `mro` for `self.init_weights()` in hf_mini) tied on the old sort key
 and came out in the order of a set of hops, which follows the seed: seeds 1, 2 and 3 gave

@@ -43,7 +43,7 @@ def test_install_lines_name_this_distribution():
     meta = configparser.ConfigParser()
     meta.read(REPO / "setup.cfg")
     assert meta["metadata"]["name"] == "callgraph-torch"  # PyPI's `callgraph` is another project
-    assert "callgraph = callgraph.cli:entry" in meta["options.entry_points"]["console_scripts"]
+    assert "callgraph = callgraph.launch:entry" in meta["options.entry_points"]["console_scripts"]
     for doc in DOCS:  # every command shown (in a code block) installs this project, not PyPI's
         for block in re.findall(r"```[a-z]*\n(.*?)```", doc.read_text(), re.S):
             for line in block.splitlines():
