@@ -84,7 +84,10 @@ class Cache:
             path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
             with os.fdopen(fd, "wb") as fh:
-                write_record(fh, kind, value)
+                if kind in STREAMED:
+                    write_record(fh, kind, value)
+                else:  # small: one C-encoder call, not thousands of pieces
+                    fh.write(encode(kind, value))
             os.replace(tmp, path)
         except OSError:
             # A read-only or full cache directory must not fail the query.
@@ -140,6 +143,13 @@ class CacheInfo:
     engines: dict[str, dict[str, int]] = field(default_factory=dict)  # engine -> kind -> records
     bytes: int = 0
     crash_logs: int = 0
+
+
+#: Record kinds written piece by piece (`write_record`): a whole-tree graph runs to 140 MB. The
+#: others (a file's name summary, a reach answer, the name index) are written in one piece:
+#: cold, a query writes one summary per file of the tree, and made in pieces those 2,141
+#: records of SGLang's `srt` took seconds of the query's time.
+STREAMED = frozenset({"export"})
 
 
 def encode(kind: str, value: Any) -> bytes:
