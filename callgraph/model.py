@@ -31,6 +31,7 @@ RULES = (
     "call-method",      # instance of a plain class called -> __call__
     "attribute-store",  # receiver typed from the tree's stores by name (register_parameter, setattr, obj.x = v)
     "module-store",     # module global typed from stores into it from other modules (m.X = v, setattr(m, "X", v))
+    "enum-member",      # an Enum class-body assignment read as the member (an instance of the class)
     "init-attribute",   # receiver typed from self.x = ... assignments
     "param-binding",    # receiver typed from the argument bound at the caller's call site
     "typed-kwargs",     # **kwargs: Unpack[TD] of an in-tree TypedDict: its keys, each its field's annotation

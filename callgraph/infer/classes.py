@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import FrozenSet
 
 from ..index.scopes import ClassInfo, FuncInfo
-from ..semantics import absent_attribute, attribute_store, class_hierarchy, container_subclass, init_attribute, mapping_mixin, mro, open_values, properties, super_call
+from ..semantics import absent_attribute, attribute_store, class_hierarchy, container_subclass, enum_members, init_attribute, mapping_mixin, mro, open_values, properties, super_call
 from ..semantics.protocol import Inference, Scope
 from ..values import UNSETTLED, Value, VClass, VExt, VFunc, VInst, VSuper, VUnknown, memoised, ordered, unknown
 
@@ -178,7 +178,9 @@ class ClassModel:
         else:
             ca = self.class_attr(v.qual, attr)
             if ca is not None:
-                out |= self.ev.bindings(ca[1], Scope(ca[0].module, cls=ca[0]), tags, ("clsattr", ca[0].qual, attr))
+                out |= self._class_body_value(ca, attr, tags)
+            else:
+                out |= enum_members.attribute(self, v, attr, tags) or frozenset()  # `member.value`, `.name`
         out = init_attribute.assigned(self.ev, v, attr, out, tags)
         if not v.exact:  # known by its base type: every override may run
             out |= class_hierarchy.attribute(self, v, attr, tags)
@@ -212,6 +214,14 @@ class ClassModel:
                 out |= absent if absent is not None else {VUnknown(f"{_short(v.qual)} has no attribute '{attr}'")}
         return frozenset(out)
 
+    def _class_body_value(self, ca: tuple, attr: str, tags: set[str]) -> FrozenSet[Value]:
+        """What a class body binds to `attr` (`ca`: the class and its bindings), read on the class
+        or an instance: an enum's member (`enum-member`), else the values assigned."""
+        found = enum_members.member(self, ca[0], attr, tags)
+        if found is not None:
+            return found
+        return self.ev.bindings(ca[1], Scope(ca[0].module, cls=ca[0]), tags, ("clsattr", ca[0].qual, attr))
+
     def _class_attr(self, v: VClass, attr: str, tags: set[str]) -> FrozenSet[Value]:
         found = self.method(v.qual, attr)
         if found is not None:
@@ -224,7 +234,7 @@ class ClassModel:
             return frozenset({VFunc(fn.qual)})
         ca = self.class_attr(v.qual, attr)
         if ca is not None:
-            return self.ev.bindings(ca[1], Scope(ca[0].module, cls=ca[0]), tags, ("clsattr", ca[0].qual, attr))
+            return self._class_body_value(ca, attr, tags)
         ext = self.external_bases(v.qual)
         if ext:
             return frozenset({VExt(f"{ext[0]}.{attr}")})

@@ -19,7 +19,7 @@ exploration records).
 from __future__ import annotations
 
 from . import (absent_attribute, abstract_class, attribute_store, binding, bound, builtins_model, callbacks, class_hierarchy, computed_getattr, constructor,
-               container_subclass, containers, contextmanager, decorators, direct, external, init_attribute, init_chain,
+               container_subclass, containers, contextmanager, decorators, direct, enum_members, external, init_attribute, init_chain,
                isinstance_narrowing, iter_protocol, iterators, leaf_annotation, mapping_mixin, module_call, module_store, mro, none_narrowing, oracle, partial, properties, rebound_store, registry, return_type, super_call,
                triton_launch, typed_kwargs)
 from .rule import Call, Outcome, Rule
@@ -53,6 +53,7 @@ REGISTRY: tuple[Rule, ...] = (
     rebound_store.RULE,
     absent_attribute.RULE,
     module_store.RULE,
+    enum_members.RULE,
     init_attribute.RULE,
     mro.RULE,
     abstract_class.RULE,
