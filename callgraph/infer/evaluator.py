@@ -24,7 +24,7 @@ from ..semantics import (binding, bound, computed_getattr, contextmanager, decor
 from ..semantics.builtins_model import builtin_lacks
 from ..semantics.containers import apply_stores, remote_stores
 from ..semantics.protocol import Scope
-from ..values import (BOOL, EMPTY, Ctx, Lit, Value, VClass, VConst, VExt, VFunc, VInst, VModule, VSeq, VSeqMethod, VSuper,
+from ..values import (BOOL, EMPTY, Ctx, Lit, Value, VClass, VConst, VExt, VFunc, VInst, VModule, VPartial, VSeq, VSeqMethod, VSuper,
                       VUnknown, Shared, forget_orders, join_values, memoised, unknown, unsettled_values, widen_cycle)
 from . import calls, classes
 from .annotations import Annotations
@@ -393,7 +393,9 @@ class Evaluator(Sequences, Annotations):
             return frozenset({VExt(f"builtins.{present[0] if len(present) == 1 else 'object'}.{attr}")})
         if isinstance(v, VFunc):
             return frozenset({VExt(f"builtins.function.{attr}")})
-        return frozenset({VExt(f"<object>.{attr}")})
+        # a container's bound method, a partial, a mixin method: what else it carries is not
+        # modelled; said as such (it used to read as a value only ever set to None or a literal)
+        return unknown(f"'.{attr}' of {_described(v)}, whose other attributes are not modelled")
 
     # -- the rest --------------------------------------------------------------------------
     def _eval_Call(self, node: ast.Call, scope: Scope, tags: set[str]) -> FrozenSet[Value]:
@@ -458,3 +460,12 @@ def _binding_pos(b) -> tuple:
 
 
 __all__ = ["Evaluator", "Scope"]
+
+
+def _described(v: Value) -> str:
+    if isinstance(v, VSeqMethod):
+        return f"a container's own '.{v.attr}'"
+    if isinstance(v, VPartial):
+        return "a functools.partial object"
+    return f"a {type(v).__name__} value"
+
