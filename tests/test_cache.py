@@ -63,8 +63,9 @@ def _proof_damages(good: bytes):
     bogus = {**value, "proof": {**proof, "verdict": "maybe"}}
     cut = {**value, "proof": {**proof, "path": proof["path"][:1]}}
     flipped = {**value, "proof": {**proof, "verdict": "unreachable"}}
+    classes = {**value, "classes": [1, None]}  # the names the text shortens by: strings only
     return [("bogus verdict", encode("reach", bogus)), ("path cut to one hop", encode("reach", cut)),
-            ("verdict flipped, path kept", encode("reach", flipped))]
+            ("verdict flipped, path kept", encode("reach", flipped)), ("classes not names", encode("reach", classes))]
 
 
 def test_reach_record_damage_is_discarded_and_rebuilt(tree, tmp_path, capsys):
