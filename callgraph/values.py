@@ -267,10 +267,35 @@ def widen_cycle(values: FrozenSet[Value]) -> FrozenSet[Value]:
 
 def _widened_set(values: FrozenSet[Value], depth: int) -> FrozenSet[Value]:
     widened = [_widened(v, depth) for v in values]
+    if depth == 0:
+        merged = _merged_instances(widened)
+        if merged is not None:
+            return merged
     for w, v in zip(widened, values):  # a value is rebuilt only where its widened form differs
         if w is not v:
             return frozenset(widened)
     return values
+
+
+def _merged_instances(values: list) -> FrozenSet[Value] | None:
+    """`values` with the instances of one class made with the same keywords merged into one
+    that holds every argument each was made with (None: no two to merge). A cycle's value may
+    hold a new one each round: the arguments a call binds are the first MAX_BOUND_VALUES of
+    a set that grows, so each round keeps another subset (`RagConfig.question_encoder`, which
+    never settled)."""
+    groups: dict = {}
+    for v in values:
+        if v.__class__ is VInst and v.init:
+            groups.setdefault((v.qual, v.exact, tuple(k for k, _ in v.init)), []).append(v)
+    if all(len(g) < 2 for g in groups.values()):
+        return None
+    out = set(values)
+    for (qual, exact, keys), group in groups.items():
+        if len(group) > 1:
+            out.difference_update(group)
+            out.add(VInst(qual, exact, tuple((k, frozenset().union(*(g.init[i][1] for g in group)))
+                                             for i, k in enumerate(keys))))
+    return frozenset(out)
 
 
 def _widened(v: Value, depth: int) -> Value:

@@ -185,3 +185,34 @@ def test_containers_nested_past_the_bound_are_unknown_not_dropped() -> None:
         depth += 1
         inner = next(x for x in inner.elems if not (isinstance(x, VExt) and x.name == "builtins.int()"))
     assert depth == MAX_CYCLE_NESTING and isinstance(inner, VUnknown)
+
+
+def test_instances_made_with_shifting_arguments_merge_so_that_a_cycle_settles() -> None:
+    """Each round, a call binds the first MAX_BOUND_VALUES of a growing set, so the cycle's value
+    holds an instance made with another subset each round (`RagConfig.question_encoder`). Widened,
+    the instances of one class made with the same keywords are one holding every argument."""
+    from callgraph.values import VInst, join_values, unsettled_values, widen_cycle
+
+    def made(args: frozenset) -> VInst:
+        return VInst("m.Config", True, (("base", args), ("extra", frozenset({VInst("m.Extra")}))))
+
+    a, b = made(frozenset({VInst("m.A")})), made(frozenset({VInst("m.B")}))
+    other = VInst("m.Config", True, (("base", frozenset({VInst("m.A")})),))  # other keywords: apart
+    (merged,) = widen_cycle(frozenset({a, b})) - {other}
+    assert merged == made(frozenset({VInst("m.A"), VInst("m.B")}))
+    assert widen_cycle(frozenset({a, b, other})) == frozenset({merged, other})
+    assert widen_cycle(frozenset({merged, other})) == frozenset({merged, other})  # widened once is widened
+
+    solver, table = Solver(), {}
+    pool = [VInst(f"m.C{i}") for i in range(20)]
+
+    def shifting() -> frozenset:
+        seen = solver.solve(table, "k", shifting, frozenset(), join_values, unsettled=unsettled_values,
+                            widen=widen_cycle)
+        n = len(seen)  # the subset bound depends on how much the value holds: another each round
+        return frozenset({made(frozenset(pool[n % 20: n % 20 + 2]))})
+
+    got = solver.solve(table, "k", shifting, frozenset(), join_values, unsettled=unsettled_values, widen=widen_cycle)
+    assert solver.unsettled == 0 and len(got) == 1
+    (inst,) = got
+    assert dict(inst.init)["base"] >= frozenset(pool[0:2])  # what each round bound is kept
