@@ -353,8 +353,8 @@ def memoised(solver: Solver, table: dict, key, tags: set, compute, share: "Share
                 result = share(result)
             return (result, tag_set(found))
 
-        hit = solver.compute(table, key, entry, _IN_PROGRESS, _join_entries, unsettled=_unsettled_entry,
-                             widen=_widen_entry)
+        hit = solver.compute(table, key, entry, _IN_PROGRESS, _join_entries, same=_covered_entry,
+                             unsettled=_unsettled_entry, widen=_widen_entry)
     if hit[1]:
         tags |= hit[1]
     return hit[0]
@@ -363,6 +363,45 @@ def memoised(solver: Solver, table: dict, key, tags: set, compute, share: "Share
 def join_values(a: FrozenSet[Value], b: FrozenSet[Value]) -> FrozenSet[Value]:
     """Both value sets, containers merged as a memo entry's are: a cycle's next stand-in."""
     return widen_containers(a | b)
+
+
+def covered(grown: FrozenSet[Value], old: FrozenSet[Value]) -> bool:
+    """Whether `old` holds all `grown` holds: each value is in `old`, or is a container that one
+    of `old`'s holds (same kind and shape, each element there too). A cycle's round that only
+    adds containers its stand-in's merged ones hold has settled: joined, containers merge past
+    MAX_CONTAINER_VALUES, and the round after a merge added the unmerged ones again, so such a
+    stand-in went back and forth between the two until MAX_ROUNDS (CLIP configs' `text_config`)."""
+    if grown is old:
+        return True
+    seqs = None
+    for v in grown:
+        if v in old:
+            continue
+        if v.__class__ is not VSeq:
+            return False
+        if seqs is None:
+            seqs = [m for m in old if m.__class__ is VSeq]
+        if not any(_holds(m, v) for m in seqs):
+            return False
+    return True
+
+
+def _holds(m: "VSeq", v: "VSeq") -> bool:
+    if m.kind != v.kind or not v.elems <= m.elems:
+        return False
+    if (m.items is None) != (v.items is None) or (m.keys is None) != (v.keys is None):
+        return False
+    if v.items is not None and (len(v.items) != len(m.items) or not all(a <= b for a, b in zip(v.items, m.items))):
+        return False
+    if v.keys is not None:
+        mk = dict(m.keys)
+        if len(mk) != len(v.keys) or not all(k in mk and kv <= mk[k] for k, kv in v.keys):
+            return False
+    return True
+
+
+def _covered_entry(grown: tuple, old: tuple) -> bool:
+    return grown[1] <= old[1] and covered(grown[0], old[0])
 
 
 def _join_entries(a: tuple, b: tuple) -> tuple:

@@ -216,3 +216,31 @@ def test_instances_made_with_shifting_arguments_merge_so_that_a_cycle_settles() 
     assert solver.unsettled == 0 and len(got) == 1
     (inst,) = got
     assert dict(inst.init)["base"] >= frozenset(pool[0:2])  # what each round bound is kept
+
+
+def test_a_stand_in_whose_containers_merged_settles_instead_of_going_back_and_forth() -> None:
+    """Joined, a value's containers merge past MAX_CONTAINER_VALUES; the round after a merge adds
+    the unmerged containers again, which the merged one holds. Compared by equality the stand-in
+    went back and forth between the two until MAX_ROUNDS (CLIP configs' `text_config`); a round
+    that adds only what the stand-in's containers hold has settled."""
+    from callgraph.values import (MAX_CONTAINER_VALUES, VConst, VSeq, covered, join_values, unsettled_values,
+                                  widen_cycle)
+
+    lists = [VSeq(frozenset({VConst(f"s{i}")})) for i in range(MAX_CONTAINER_VALUES + 1)]
+    merged = join_values(frozenset(lists[:1]), frozenset(lists[1:]))
+    assert len(merged) == 1 and covered(frozenset(lists), merged)  # the merged list holds each
+    assert not covered(frozenset({VSeq(frozenset({VConst("other")}))}), merged)
+    assert not covered(frozenset({VSeq(frozenset({VConst("s1")}), "tuple")}), merged)  # another kind
+    assert not covered(frozenset({VSeq(frozenset({VConst("s1")}), "list", (frozenset({VConst("s1")}),))}), merged)
+
+    solver, table, rounds = Solver(), {}, []
+
+    def back_and_forth() -> frozenset:
+        seen = solver.solve(table, "k", back_and_forth, frozenset(), join_values, same=covered,
+                            unsettled=unsettled_values, widen=widen_cycle)
+        rounds.append(seen)
+        return frozenset(lists[:3]) if len(seen) == 1 else frozenset(lists)  # fewer read from the merged one
+
+    got = solver.solve(table, "k", back_and_forth, frozenset(), join_values, same=covered,
+                       unsettled=unsettled_values, widen=widen_cycle)
+    assert solver.unsettled == 0 and got == merged and len(rounds) < 4
