@@ -250,7 +250,8 @@ def _merged(kind: str, group: list["VSeq"]) -> "VSeq":
 # path through them, `x = (x, y)` nests tuples. Past WIDEN_AFTER rounds (fixpoint.py) a cycle's
 # value is widened: an outside value's name keeps one of each run of repeated parts, and past
 # MAX_NAME_PARTS parts only its first and last two (the dropped middle marked `<widened>`, with
-# `()` where it held a call); containers nested deeper than MAX_CYCLE_NESTING are unknown.
+# `()` where it held a call); containers nested deeper than MAX_CYCLE_NESTING are unknown; the
+# instances of one class made with the same keywords are one, holding every argument.
 # Nothing the names decide gets less cautious: a name's last parts are kept, and one that read
 # as a method of an outside result (a leaf, `open_values.opaque_call`) may read as a function's
 # result (open), never the other way round.
