@@ -250,7 +250,8 @@ def _merged(kind: str, group: list["VSeq"]) -> "VSeq":
 # path through them, `x = (x, y)` nests tuples. Past WIDEN_AFTER rounds (fixpoint.py) a cycle's
 # value is widened: an outside value's name keeps one of each run of repeated parts, and past
 # MAX_NAME_PARTS parts only its first and last two (the dropped middle marked `<widened>`, with
-# `()` where it held a call); containers nested deeper than MAX_CYCLE_NESTING are unknown.
+# `()` where it held a call); containers nested deeper than MAX_CYCLE_NESTING are unknown; the
+# instances of one class made with the same keywords are one, holding every argument.
 # Nothing the names decide gets less cautious: a name's last parts are kept, and one that read
 # as a method of an outside result (a leaf, `open_values.opaque_call`) may read as a function's
 # result (open), never the other way round.
@@ -259,9 +260,43 @@ MAX_CYCLE_NESTING = 3
 
 
 def widen_cycle(values: FrozenSet[Value]) -> FrozenSet[Value]:
-    """`values` with names and nesting bounded (see above), so that a cycle settles."""
-    out = frozenset(_widened(v, 0) for v in values)
-    return out if out != values else values
+    """`values` with names and nesting bounded (see above), so that a cycle settles. `values`
+    itself when nothing needs widening: a cycle's stand-in is widened every round, and most of
+    it is widened already (rebuilding every container each round was 2% of a query)."""
+    return _widened_set(values, 0)
+
+
+def _widened_set(values: FrozenSet[Value], depth: int) -> FrozenSet[Value]:
+    widened = [_widened(v, depth) for v in values]
+    if depth == 0:
+        merged = _merged_instances(widened)
+        if merged is not None:
+            return merged
+    for w, v in zip(widened, values):  # a value is rebuilt only where its widened form differs
+        if w is not v:
+            return frozenset(widened)
+    return values
+
+
+def _merged_instances(values: list) -> FrozenSet[Value] | None:
+    """`values` with the instances of one class made with the same keywords merged into one
+    that holds every argument each was made with (None: no two to merge). A cycle's value may
+    hold a new one each round: the arguments a call binds are the first MAX_BOUND_VALUES of
+    a set that grows, so each round keeps another subset (`RagConfig.question_encoder`, which
+    never settled)."""
+    groups: dict = {}
+    for v in values:
+        if v.__class__ is VInst and v.init:
+            groups.setdefault((v.qual, v.exact, tuple(k for k, _ in v.init)), []).append(v)
+    if all(len(g) < 2 for g in groups.values()):
+        return None
+    out = set(values)
+    for (qual, exact, keys), group in groups.items():
+        if len(group) > 1:
+            out.difference_update(group)
+            out.add(VInst(qual, exact, tuple((k, frozenset().union(*(g.init[i][1] for g in group)))
+                                             for i, k in enumerate(keys))))
+    return frozenset(out)
 
 
 def _widened(v: Value, depth: int) -> Value:
@@ -273,13 +308,27 @@ def _widened(v: Value, depth: int) -> Value:
         if depth >= MAX_CYCLE_NESTING:
             return VUnknown(f"a {v.kind} nested more than {MAX_CYCLE_NESTING} deep in a recursive value")
         inner = depth + 1
-        return VSeq(frozenset(_widened(x, inner) for x in v.elems), v.kind,
-                    None if v.items is None else tuple(frozenset(_widened(x, inner) for x in i) for i in v.items),
-                    None if v.keys is None else tuple((k, frozenset(_widened(x, inner) for x in kv)) for k, kv in v.keys))
+        elems = _widened_set(v.elems, inner)
+        items = None if v.items is None else tuple(_widened_set(i, inner) for i in v.items)
+        keys = None if v.keys is None else tuple((k, _widened_set(kv, inner)) for k, kv in v.keys)
+        if elems is v.elems and (items is None or all(a is b for a, b in zip(items, v.items))) \
+                and (keys is None or all(a[1] is b[1] for a, b in zip(keys, v.keys))):
+            return v
+        return VSeq(elems, v.kind, items, keys)
     return v
 
 
+_SHORT_NAMES: dict[str, str] = {}  # a name and its widened form: names recur round after round
+
+
 def _short_name(name: str) -> str:
+    short = _SHORT_NAMES.get(name)
+    if short is None:
+        short = _SHORT_NAMES[name] = _shortened(name)
+    return short
+
+
+def _shortened(name: str) -> str:
     parts = name.split(".")
     kept = [parts[0]]
     for part in parts[1:]:
@@ -305,8 +354,8 @@ def memoised(solver: Solver, table: dict, key, tags: set, compute, share: "Share
                 result = share(result)
             return (result, tag_set(found))
 
-        hit = solver.compute(table, key, entry, _IN_PROGRESS, _join_entries, unsettled=_unsettled_entry,
-                             widen=_widen_entry)
+        hit = solver.compute(table, key, entry, _IN_PROGRESS, _join_entries, same=_covered_entry,
+                             unsettled=_unsettled_entry, widen=_widen_entry)
     if hit[1]:
         tags |= hit[1]
     return hit[0]
@@ -315,6 +364,45 @@ def memoised(solver: Solver, table: dict, key, tags: set, compute, share: "Share
 def join_values(a: FrozenSet[Value], b: FrozenSet[Value]) -> FrozenSet[Value]:
     """Both value sets, containers merged as a memo entry's are: a cycle's next stand-in."""
     return widen_containers(a | b)
+
+
+def covered(grown: FrozenSet[Value], old: FrozenSet[Value]) -> bool:
+    """Whether `old` holds all `grown` holds: each value is in `old`, or is a container that one
+    of `old`'s holds (same kind and shape, each element there too). A cycle's round that only
+    adds containers its stand-in's merged ones hold has settled: joined, containers merge past
+    MAX_CONTAINER_VALUES, and the round after a merge added the unmerged ones again, so such a
+    stand-in went back and forth between the two until MAX_ROUNDS (CLIP configs' `text_config`)."""
+    if grown is old:
+        return True
+    seqs = None
+    for v in grown:
+        if v in old:
+            continue
+        if v.__class__ is not VSeq:
+            return False
+        if seqs is None:
+            seqs = [m for m in old if m.__class__ is VSeq]
+        if not any(_holds(m, v) for m in seqs):
+            return False
+    return True
+
+
+def _holds(m: "VSeq", v: "VSeq") -> bool:
+    if m.kind != v.kind or not v.elems <= m.elems:
+        return False
+    if (m.items is None) != (v.items is None) or (m.keys is None) != (v.keys is None):
+        return False
+    if v.items is not None and (len(v.items) != len(m.items) or not all(a <= b for a, b in zip(v.items, m.items))):
+        return False
+    if v.keys is not None:
+        mk = dict(m.keys)
+        if len(mk) != len(v.keys) or not all(k in mk and kv <= mk[k] for k, kv in v.keys):
+            return False
+    return True
+
+
+def _covered_entry(grown: tuple, old: tuple) -> bool:
+    return grown[1] <= old[1] and covered(grown[0], old[0])
 
 
 def _join_entries(a: tuple, b: tuple) -> tuple:

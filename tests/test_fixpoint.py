@@ -185,3 +185,62 @@ def test_containers_nested_past_the_bound_are_unknown_not_dropped() -> None:
         depth += 1
         inner = next(x for x in inner.elems if not (isinstance(x, VExt) and x.name == "builtins.int()"))
     assert depth == MAX_CYCLE_NESTING and isinstance(inner, VUnknown)
+
+
+def test_instances_made_with_shifting_arguments_merge_so_that_a_cycle_settles() -> None:
+    """Each round, a call binds the first MAX_BOUND_VALUES of a growing set, so the cycle's value
+    holds an instance made with another subset each round (`RagConfig.question_encoder`). Widened,
+    the instances of one class made with the same keywords are one holding every argument."""
+    from callgraph.values import VInst, join_values, unsettled_values, widen_cycle
+
+    def made(args: frozenset) -> VInst:
+        return VInst("m.Config", True, (("base", args), ("extra", frozenset({VInst("m.Extra")}))))
+
+    a, b = made(frozenset({VInst("m.A")})), made(frozenset({VInst("m.B")}))
+    other = VInst("m.Config", True, (("base", frozenset({VInst("m.A")})),))  # other keywords: apart
+    (merged,) = widen_cycle(frozenset({a, b})) - {other}
+    assert merged == made(frozenset({VInst("m.A"), VInst("m.B")}))
+    assert widen_cycle(frozenset({a, b, other})) == frozenset({merged, other})
+    assert widen_cycle(frozenset({merged, other})) == frozenset({merged, other})  # widened once is widened
+
+    solver, table = Solver(), {}
+    pool = [VInst(f"m.C{i}") for i in range(20)]
+
+    def shifting() -> frozenset:
+        seen = solver.solve(table, "k", shifting, frozenset(), join_values, unsettled=unsettled_values,
+                            widen=widen_cycle)
+        n = len(seen)  # the subset bound depends on how much the value holds: another each round
+        return frozenset({made(frozenset(pool[n % 20: n % 20 + 2]))})
+
+    got = solver.solve(table, "k", shifting, frozenset(), join_values, unsettled=unsettled_values, widen=widen_cycle)
+    assert solver.unsettled == 0 and len(got) == 1
+    (inst,) = got
+    assert dict(inst.init)["base"] >= frozenset(pool[0:2])  # what each round bound is kept
+
+
+def test_a_stand_in_whose_containers_merged_settles_instead_of_going_back_and_forth() -> None:
+    """Joined, a value's containers merge past MAX_CONTAINER_VALUES; the round after a merge adds
+    the unmerged containers again, which the merged one holds. Compared by equality the stand-in
+    went back and forth between the two until MAX_ROUNDS (CLIP configs' `text_config`); a round
+    that adds only what the stand-in's containers hold has settled."""
+    from callgraph.values import (MAX_CONTAINER_VALUES, VConst, VSeq, covered, join_values, unsettled_values,
+                                  widen_cycle)
+
+    lists = [VSeq(frozenset({VConst(f"s{i}")})) for i in range(MAX_CONTAINER_VALUES + 1)]
+    merged = join_values(frozenset(lists[:1]), frozenset(lists[1:]))
+    assert len(merged) == 1 and covered(frozenset(lists), merged)  # the merged list holds each
+    assert not covered(frozenset({VSeq(frozenset({VConst("other")}))}), merged)
+    assert not covered(frozenset({VSeq(frozenset({VConst("s1")}), "tuple")}), merged)  # another kind
+    assert not covered(frozenset({VSeq(frozenset({VConst("s1")}), "list", (frozenset({VConst("s1")}),))}), merged)
+
+    solver, table, rounds = Solver(), {}, []
+
+    def back_and_forth() -> frozenset:
+        seen = solver.solve(table, "k", back_and_forth, frozenset(), join_values, same=covered,
+                            unsettled=unsettled_values, widen=widen_cycle)
+        rounds.append(seen)
+        return frozenset(lists[:3]) if len(seen) == 1 else frozenset(lists)  # fewer read from the merged one
+
+    got = solver.solve(table, "k", back_and_forth, frozenset(), join_values, same=covered,
+                       unsettled=unsettled_values, widen=widen_cycle)
+    assert solver.unsettled == 0 and got == merged and len(rounds) < 4

@@ -24,8 +24,9 @@ from ..semantics import (binding, bound, computed_getattr, contextmanager, decor
 from ..semantics.builtins_model import builtin_lacks
 from ..semantics.containers import apply_stores, remote_stores
 from ..semantics.protocol import Scope
-from ..values import (BOOL, EMPTY, Ctx, Lit, Value, VClass, VConst, VExt, VFunc, VInst, VModule, VPartial, VSeq, VSeqMethod, VSuper,
-                      VUnknown, Shared, forget_orders, join_values, memoised, unknown, unsettled_values, widen_cycle)
+from ..values import (BOOL, EMPTY, Ctx, Lit, Value, VClass, VConst, VExt, VFunc, VInst, VModule, VPartial, VSeq, VSeqMethod,
+                      VSuper, VUnknown, Shared, covered, forget_orders, join_values, memoised, unknown, unsettled_values,
+                      widen_cycle)
 from . import calls, classes
 from .annotations import Annotations
 from .sequences import Sequences
@@ -147,7 +148,7 @@ class Evaluator(Sequences, Annotations):
             # in progress, it reads as what was found so far (a recursive helper); the solver
             # keeps what a cycle gave only once it has settled
             return self.solver.compute(self._returns, key, lambda: self._returns_of(fn, ctx), EMPTY,
-                                       join_values, unsettled=unsettled_values, widen=widen_cycle)
+                                       join_values, same=covered, unsettled=unsettled_values, widen=widen_cycle)
         finally:
             self._depth -= 1
 
