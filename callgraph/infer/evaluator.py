@@ -460,9 +460,6 @@ def _binding_pos(b) -> tuple:
     return (getattr(b.expr, "lineno", 0), getattr(b.expr, "col_offset", 0), b.kind, b.target, b.path)
 
 
-__all__ = ["Evaluator", "Scope"]
-
-
 def _described(v: Value) -> str:
     if isinstance(v, VSeqMethod):
         return f"a container's own '.{v.attr}'"
@@ -470,3 +467,5 @@ def _described(v: Value) -> str:
         return "a functools.partial object"
     return f"a {type(v).__name__} value"
 
+
+__all__ = ["Evaluator", "Scope"]

@@ -32,7 +32,8 @@ from __future__ import annotations
 import ast
 from typing import FrozenSet, Optional
 
-from ..values import Lit, Value, VConst, VInst
+from ..values import Value, VConst, VInst
+from .protocol import Scope
 from .rule import Rule
 
 # Outside bases whose class bodies make members, by their last name: the standard library's
@@ -100,15 +101,9 @@ def attribute(cm, v: VInst, attr: str, tags: set[str]) -> Optional[FrozenSet[Val
         assigns = [b for b in (info.attrs.get(name, ()) if info is not None else ()) if b.kind == "assign"]
         if assigns and all(isinstance(b.expr, ast.Constant) for b in assigns):
             tags.add(RULE.name)
-            return frozenset({_literal(b.expr.value) for b in assigns})
+            scope = Scope(info.module, cls=info)  # read as the evaluator reads any constant
+            return frozenset(v for b in assigns for v in cm.ev.eval(b.expr, scope, tags))
     return None
-
-
-def _literal(value) -> Value:
-    """As the evaluator reads a constant: None and strings as themselves, others by type."""
-    if value is None or value.__class__ is str:
-        return VConst(value)
-    return VConst(Lit(type(value).__name__))
 
 
 def _data(node: ast.AST) -> bool:
