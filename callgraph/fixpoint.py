@@ -19,7 +19,15 @@ it whose in-progress stand-in it read, directly or through what it read:
   `MAX_ROUNDS` the value gets `unsettled` added: unknown, never missing);
 - an entry that read the stand-in of a frame below it is provisional: kept only until that
   frame is worked out again or finishes (then it is dropped, or kept for good once the frame has
-  settled, since every read in the last round saw the settled value).
+  settled, since every read in the last round saw the settled value);
+- a head that is itself provisional (a cycle inside a larger one still in progress) is worked
+  out once per round of the larger cycle, not to its own fixpoint: if its union grew, the frame
+  below it that it read is marked to go round again, and when it is dropped its union stays
+  behind as a seed, the stand-in it starts from next time. Only the lowest frame of a cycle
+  goes round, until neither its own value nor any head inside it grows, so nested cycles cost
+  the rounds of the outer one, not their product (transformers' config classes reach each
+  other's `default_config_fields` through `sub_configs_defaults` eight frames deep: the export
+  stalled there when every inner head settled anew in each outer round).
 Tables marked `conservative` have a stand-in that over-approximates (a branch not known dead,
 an unknown), so reading it makes nothing incomplete: only their own reads are tracked.
 
@@ -41,12 +49,13 @@ _NO_FRAME = 1 << 62
 
 
 class _Frame:
-    __slots__ = ("idx", "low", "read", "start", "to")
+    __slots__ = ("idx", "low", "read", "dirty", "start", "to")
 
     def __init__(self, idx: int, start: int):
         self.idx = idx
         self.low = _NO_FRAME  # the lowest frame below this one whose stand-in it depends on
         self.read = False     # its own stand-in was read, by it or by what it worked out
+        self.dirty = False    # a cycle inside it has not settled: it must go round again
         self.start = start    # the solver's log length when it was pushed
         self.to: _Frame | None = None  # finished provisional: what depended on it depends on this
 
@@ -64,13 +73,26 @@ class _Pending:
 
 class _Provisional:
     """An entry worked out from the stand-in of `owner` (the lowest such frame) and maybe of
-    frames above it, all still in progress."""
+    frames above it, all still in progress. `seed`: for the head of a cycle of its own, the
+    union its rounds reached (what it starts from when worked out again), else None."""
 
-    __slots__ = ("owner", "value")
+    __slots__ = ("owner", "value", "seed")
 
-    def __init__(self, owner: _Frame, value):
+    def __init__(self, owner: _Frame, value, seed):
         self.owner = owner
         self.value = value
+        self.seed = seed
+
+
+class _Seed:
+    """A dropped head's last union and the rounds it took: reads as missing; worked out again,
+    the head's first stand-in is this instead of `bottom` (see `Solver.compute`)."""
+
+    __slots__ = ("value", "rounds")
+
+    def __init__(self, value, rounds: int):
+        self.value = value
+        self.rounds = rounds
 
 
 class Solver:
@@ -109,6 +131,8 @@ class Solver:
                 hit.owner = owner
             self._depends_on(owner)
             return hit.value
+        if cls is _Seed:
+            return _MISSING
         return hit
 
     def _depends_on(self, frame: _Frame) -> None:
@@ -139,20 +163,26 @@ class Solver:
         stack, log = self.stack, self.log
         frame = _Frame(len(stack), len(log))
         stack.append(frame)
+        rounds = 0
+        prior = table.get(key)
+        if prior.__class__ is _Seed and join is not None and not conservative:
+            bottom, rounds = prior.value, prior.rounds  # a round of a cycle it lies in, again
         pending = _Pending(frame, bottom, conservative)
         table[key] = pending
         give_up = False
+        seed = None
         try:
-            rounds = 0
             while True:
                 value = compute()
-                if not frame.read or conservative:
+                if conservative or not (frame.read or frame.dirty):
                     break
                 grown = join(pending.partial, value) if join is not None else value
                 if rounds >= WIDEN_AFTER and widen is not None:
                     grown = widen(grown)
-                if (same or _equal)(grown, pending.partial):
+                if not frame.dirty and (same or _equal)(grown, pending.partial):
                     value = pending.partial
+                    if join is not None and frame.low < frame.idx:
+                        seed = (value, rounds)
                     break
                 rounds += 1
                 self.rounds += 1
@@ -160,12 +190,22 @@ class Solver:
                     self.unsettled += 1
                     value = unsettled(grown) if unsettled is not None else grown
                     give_up = True
+                    if join is not None and frame.low < frame.idx:
+                        seed = (value, rounds)
+                    break
+                if join is not None and frame.low < frame.idx:
+                    # inside a larger cycle still in progress: only that cycle's lowest frame
+                    # goes round again, and this entry with it, from what it has found so far
+                    value = grown
+                    seed = (grown, rounds)
+                    stack[frame.low].dirty = True
                     break
                 # again, reading what was found so far; what was worked out from the old
                 # stand-in goes
                 pending.partial = grown
                 _drop(log, frame.start)
                 frame.read = False
+                frame.dirty = False
                 frame.low = _NO_FRAME
         except BaseException:
             if stack and stack[-1] is frame:
@@ -180,7 +220,7 @@ class Solver:
         if frame.low < frame.idx:  # it read a frame below, still in progress: provisional
             owner = stack[frame.low]
             frame.to = owner  # its provisional entries depend on `owner` now
-            table[key] = _Provisional(owner, value)
+            table[key] = _Provisional(owner, value, seed)
             log.append((table, key))
             self._depends_on(owner)
         else:
@@ -195,8 +235,12 @@ def _equal(a, b) -> bool:
 
 def _drop(log: list, start: int) -> None:
     for table, key in log[start:]:
-        if table.get(key).__class__ is _Provisional:
-            del table[key]
+        hit = table.get(key)
+        if hit.__class__ is _Provisional:
+            if hit.seed is None:
+                del table[key]
+            else:
+                table[key] = _Seed(*hit.seed)
     del log[start:]
 
 
@@ -212,7 +256,7 @@ def settled(table: dict, key, default=None):
     """`table[key]` when it is there for good (no frame bookkeeping): for readers outside any
     computation, such as statistics."""
     hit = table.get(key, _MISSING)
-    if hit is _MISSING or hit.__class__ in (_Pending, _Provisional):
+    if hit is _MISSING or hit.__class__ in (_Pending, _Provisional, _Seed):
         return default
     return hit
 
