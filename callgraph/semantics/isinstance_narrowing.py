@@ -308,28 +308,61 @@ def _isinstance(ev, call: ast.Call, scope: Scope, kind: type, not_none: frozense
         return None
     if isinstance(call.args[0], ast.Name) and call.args[0].id in not_none:
         objs = frozenset(v for v in objs if not (v.__class__ is VConst and v.value is None)) or objs
-    candidates: set[str] = set()
+    cones = set()
     for v in objs:
-        if v.__class__ is not kind or classes.info(v.qual) is None:
+        if v.__class__ is not kind or classes.info(v.qual) is None or not _cone_readable(ev, v.qual):
             return None
-        candidates.add(v.qual)
-        candidates.update(classes.subclasses(v.qual))
-    for q in candidates:
-        if classes.info(q) is None or classes.unknown_bases(q) or any(
-                "__class__" in classes.info(k).methods or "__class__" in classes.info(k).attrs
-                for k in classes.mro(q)):
-            return None
-    answers = set()
+        cones.add(v.qual)
+    answers: set = set()
     for k in kinds:
         tested = _classes_of(k)
         if tested is None or any(not _plain(classes, c) for c in tested):
             return None
-        for q in candidates:
-            mro = classes.mro(q)
-            answers.add(any(c in mro for c in tested))
+        for q in cones:
+            answers |= _cone_answers(ev, q, tuple(tested))
         if len(answers) > 1:
             return None
     return answers.pop() if len(answers) == 1 else None
+
+
+# `x` known by its base (transformers' `model: PreTrainedModel`) is any of some 3,000 classes,
+# and a helper's tests are asked in thousands of contexts: what a class's cone (it and its
+# in-tree subclasses) answers is worked out once per class, not per test (the export spent
+# 70 of 90 CPU s of `extract_weight_conversions_for_model` here). Through the solver, so that an
+# answer read off bases still being worked out in a cycle is not kept past it.
+
+def _cone_readable(ev, qual: str) -> bool:
+    """Whether every class of `qual`'s cone has all its bases read and no `__class__` (which
+    isinstance reads before the MRO)."""
+    key = ("isinstance-cone", qual)
+    return ev.solver.solve(ev.stores_memo, key, lambda: _readable(ev.classes, qual), False, conservative=True)
+
+
+def _readable(classes, qual: str) -> bool:
+    for q in [qual, *classes.subclasses(qual)]:
+        if classes.info(q) is None or classes.unknown_bases(q) or any(
+                "__class__" in classes.info(k).methods or "__class__" in classes.info(k).attrs
+                for k in classes.mro(q)):
+            return False
+    return True
+
+
+def _cone_answers(ev, qual: str, tested: tuple) -> frozenset:
+    """What `isinstance(x, tested)` answers over the classes of `qual`'s cone: {True}, {False}
+    or both."""
+    key = ("isinstance-cone", qual, tested)
+    return ev.solver.solve(ev.stores_memo, key, lambda: _answers(ev.classes, qual, tested),
+                           frozenset({True, False}), conservative=True)
+
+
+def _answers(classes, qual: str, tested: tuple) -> frozenset:
+    out = set()
+    for q in [qual, *classes.subclasses(qual)]:
+        mro = classes.mro(q)
+        out.add(any(c in mro for c in tested))
+        if len(out) > 1:
+            break
+    return frozenset(out)
 
 
 def _classes_of(v) -> Optional[list[str]]:
