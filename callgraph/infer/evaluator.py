@@ -16,6 +16,7 @@ import builtins
 from typing import Callable, FrozenSet, Iterable
 
 from ..fixpoint import MISSING, Solver
+from ..index import closures
 from ..index.project import Project
 from ..registries import Registries
 from ..index.scopes import MODULE_CODE, Binding, FuncInfo, ModuleInfo, first_param
@@ -307,6 +308,8 @@ class Evaluator(Sequences, Annotations):
             if fn is None:
                 return unknown(f"definition {b.target} not indexed")
             closure = scope.ctx if scope.fn is not None else None
+            if closure is not None and closure.binds and closures.context_free(self.p.functions, fn):
+                closure = Ctx(closure.fn)  # nothing it reads depends on where it was defined
             value = frozenset({VFunc(fn.qual, None, closure)})
             if fn.decorators and fn.cls is None:
                 value = decorators.decorated(self, fn, value, scope, tags)
