@@ -74,7 +74,7 @@ class _Pending:
 class _Provisional:
     """An entry worked out from the stand-in of `owner` (the lowest such frame) and maybe of
     frames above it, all still in progress. `seed`: for the head of a cycle of its own, the
-    union its rounds reached (what it starts from when worked out again), else None."""
+    `_Seed` of the union its rounds reached (left in its place when it is dropped), else None."""
 
     __slots__ = ("owner", "value", "seed")
 
@@ -170,19 +170,18 @@ class Solver:
         pending = _Pending(frame, bottom, conservative)
         table[key] = pending
         give_up = False
-        seed = None
         try:
             while True:
+                joined = False  # this round's value is a union of rounds (a head's)
                 value = compute()
                 if conservative or not (frame.read or frame.dirty):
                     break
+                joined = True
                 grown = join(pending.partial, value) if join is not None else value
                 if rounds >= WIDEN_AFTER and widen is not None:
                     grown = widen(grown)
                 if not frame.dirty and (same or _equal)(grown, pending.partial):
                     value = pending.partial
-                    if join is not None and frame.low < frame.idx:
-                        seed = (value, rounds)
                     break
                 rounds += 1
                 self.rounds += 1
@@ -190,14 +189,11 @@ class Solver:
                     self.unsettled += 1
                     value = unsettled(grown) if unsettled is not None else grown
                     give_up = True
-                    if join is not None and frame.low < frame.idx:
-                        seed = (value, rounds)
                     break
                 if join is not None and frame.low < frame.idx:
                     # inside a larger cycle still in progress: only that cycle's lowest frame
                     # goes round again, and this entry with it, from what it has found so far
                     value = grown
-                    seed = (grown, rounds)
                     stack[frame.low].dirty = True
                     break
                 # again, reading what was found so far; what was worked out from the old
@@ -220,6 +216,7 @@ class Solver:
         if frame.low < frame.idx:  # it read a frame below, still in progress: provisional
             owner = stack[frame.low]
             frame.to = owner  # its provisional entries depend on `owner` now
+            seed = _Seed(value, rounds) if joined and join is not None else None
             table[key] = _Provisional(owner, value, seed)
             log.append((table, key))
             self._depends_on(owner)
@@ -240,7 +237,7 @@ def _drop(log: list, start: int) -> None:
             if hit.seed is None:
                 del table[key]
             else:
-                table[key] = _Seed(*hit.seed)
+                table[key] = hit.seed
     del log[start:]
 
 

@@ -15,7 +15,7 @@ import weakref
 
 from .scopes import MODULE_CODE, FuncInfo
 
-_CONTEXT_FREE = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+_FUNCTION_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 
 
 def context_free(functions: dict, fn: FuncInfo) -> bool:
@@ -31,7 +31,7 @@ def _free(functions: dict, fn: FuncInfo, visiting: tuple) -> bool:
     """`visiting`: the functions whose answer depends on this one's; a def naming one of them
     other than `fn` itself (mutual recursion) is not followed: not context-free."""
     parent = fn.parent
-    if fn.cls is not None or parent is None or parent.name == MODULE_CODE or not isinstance(fn.node, _CONTEXT_FREE):
+    if fn.cls is not None or parent is None or parent.name == MODULE_CODE or not isinstance(fn.node, _FUNCTION_NODES):
         return False
     own = fn.locals()
     params = fn.param_names()
