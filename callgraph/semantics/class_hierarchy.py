@@ -9,10 +9,13 @@ the attribute itself or takes it from a base beside it (`class Mixed(Other, Base
 with `self` an instance of that subclass or of any below it. Its attributes are, beside what
 the base's own code gives, what each subclass's code assigns (`TargetBlock.__init__` setting
 `self.proj = Target()` changes what the inherited `Block.forward` calls; reading the base's
-assignments alone was a false "unreachable"): `assigned_below`. An exact instance (one the tree
-constructs) runs its own class's only. A `type[X]` annotation names the class `X` or any in-tree
-subclass of it: calling it constructs one of them (transformers' `self.layer_class_to_replicate()`,
-a `type[CacheLayerMixin | LinearAttentionCacheLayerMixin]`).
+assignments alone was a false "unreachable") and what a base's `__init__` that runs on the
+subclass only assigns (chained to past an override that skips it): `assigned_below`, read with
+`self` an instance of the subclass; the base's own stores are read once, on the value itself.
+An exact instance (one the tree constructs) runs its own class's only. A `type[X]` annotation
+names the class `X` or any in-tree subclass of it: calling it constructs one of them
+(transformers' `self.layer_class_to_replicate()`, a `type[CacheLayerMixin |
+LinearAttentionCacheLayerMixin]`).
 """
 from __future__ import annotations
 
@@ -63,33 +66,51 @@ def overriders(ev, qual: str, names: tuple[str, ...]) -> list[str]:
 
 def assigned_below(classes, v: VInst, attr: str, tags: set[str]) -> FrozenSet[Value]:
     """`v.attr` for `v` known by its base type: what the code of each in-tree subclass gives it
-    that the base's own code does not (`self.attr = ...` in a method of the subclass or of a base
-    beside it, a class attribute it defines), read on an instance of that subclass or of any
-    below it. `Base.forward` calling `self.proj(x)` on an instance of `Sub(Base)` whose
-    `__init__` sets `self.proj = Other()` calls `Other`; reading only `Base`'s assignments was a
-    false "unreachable". Methods a subclass defines are `attribute`'s (overrides)."""
+    that the base's own code does not (`self.attr = ...` in a method of the subclass, of a base
+    beside it, or of a base chained to past an override, a class attribute it defines), read on
+    an instance of that subclass or of any below it. `Base.forward` calling `self.proj(x)` on an
+    instance of `Sub(Base)` whose `__init__` sets `self.proj = Other()` calls `Other`; reading
+    only `Base`'s assignments was a false "unreachable". Methods a subclass defines are
+    `attribute`'s (overrides)."""
     if v.exact:
         return frozenset()
     own = set(classes.mro(v.qual))
+    read = classes.effective_methods(v.qual)  # the methods whose stores the caller reads on `v`
     out: set[Value] = set()
     for sub in classes.subclasses(v.qual):
-        gives = False
-        for k in classes.mro(sub):
-            if k in own:
-                continue
-            info = classes.info(k)
-            if info is not None and (attr in info.self_attrs() or (attr in info.attrs and attr not in info.methods)):
-                gives = True
-                break
-        if not gives:
+        if not _gives(classes, sub, own, read, attr):
             continue
         tags.add(RULE.name)
         below = receiver(sub)
         ca = classes.class_attr(sub, attr)
         if ca is not None and ca[0].qual not in own and attr not in ca[0].methods:
             out |= classes.ev.bindings(ca[1], Scope(ca[0].module, cls=ca[0]), tags, ("clsattr", ca[0].qual, attr))
-        out |= init_attribute.assigned(classes.ev, below, attr, set(), tags)
+        # the methods that run on `v`'s own class are not read again with `self` an instance
+        # of `sub`: the caller reads them on `v`, whose cone holds every instance of `sub`,
+        # and with no other parameter bound (`init_chain.contexts_on`) the two contexts differ
+        # in `self` alone. Read again they were the same stores once per subclass
+        # (`PreTrainedModel.__init__` in ~3,800 contexts on transformers).
+        out |= init_attribute.assigned(classes.ev, below, attr, set(), tags, read=read)
     return frozenset(out)
+
+
+def _gives(classes, sub: str, own: set[str], read: frozenset[str], attr: str) -> bool:
+    """Whether code that runs on an instance of `sub`, and not on one of `v`'s own class, gives
+    it `attr`: a class attribute of a class outside `v`'s MRO, or a store in a method that runs
+    on `sub` and not on `v` (the subclass's own, or a base's `__init__` it chains to past an
+    override that does not: `Base.__init__(self)`)."""
+    stores = []
+    for k in classes.mro(sub):
+        info = classes.info(k)
+        if info is None:
+            continue
+        if k not in own and attr in info.attrs and attr not in info.methods:
+            return True
+        stores.extend(fn.qual for fn, _ in info.self_attrs().get(attr, ()) if fn.qual not in read)
+    if not stores:
+        return False
+    live = classes.effective_methods(sub)
+    return any(q in live for q in stores)
 
 
 def subclasses(ev, qual: str) -> list[str]:

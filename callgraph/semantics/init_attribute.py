@@ -60,11 +60,13 @@ def live_methods(ev: Inference, qual: str) -> frozenset[str]:
     return frozenset(live)
 
 
-def assigned(ev: Inference, v: VInst, attr: str, out: set[Value], tags: set[str]) -> set[Value]:
+def assigned(ev: Inference, v: VInst, attr: str, out: set[Value], tags: set[str],
+             read: frozenset[str] = frozenset()) -> set[Value]:
     """`out` (what the class itself gives `v.attr`) with what the live methods assign to it.
     Each assignment is read in the context of its method with `self` bound to `v` (and, for the
     `__init__` that made `v`, the constructor's arguments, `v.init`; for a base's `__init__`,
-    those its subclass passes up: `init_chain.py`)."""
+    those its subclass passes up: `init_chain.py`). The methods in `read` are left out: the
+    caller has their assignments already, read on a value that covers `v`."""
     cm = ev.classes
     live = cm.effective_methods(v.qual)
     init = cm.method(v.qual, "__init__")  # the instance's own __init__, given v.init
@@ -76,6 +78,8 @@ def assigned(ev: Inference, v: VInst, attr: str, out: set[Value], tags: set[str]
         for fn, binding in info.self_attrs().get(attr, ()):
             if fn.qual not in live:
                 continue  # overridden and never chained to: it does not run on this class
+            if fn.qual in read:
+                continue  # the caller read it on a value that covers `v`
             tags.add(RULE.name)
             for ctx in init_chain.contexts_on(ev, v, fn, init, tags):
                 if binding.kind == "item":
