@@ -17,7 +17,7 @@ import click
 from . import __version__, heap
 from .errors import CallgraphError
 from .exit_codes import ExitCode  # noqa: F401  (re-exported: `from callgraph.cli import ExitCode`)
-from .gcpause import collector_paused
+from .gcpause import collector_paused, paused_until_exit
 from .seed import reproducible
 
 #: OSErrors that the machine or the user caused (a full disk, a read-only folder, a closed
@@ -119,6 +119,7 @@ def _internal(exc: BaseException, argv: list[str] | None, state: dict) -> int:
 def entry() -> None:  # pragma: no cover - console script shim
     reproducible()
     heap.skip_teardown()  # a command's analysis is left for os._exit below, not freed first
+    paused_until_exit()  # ... and never walked by the collector after the command either
     code = main()
     # Everything is written and closed by now. Skip the interpreter's teardown: freeing the
     # millions of objects of an analysis one by one takes longer than many queries (13 s after

@@ -50,6 +50,7 @@ class Leads:
         self.files: dict[str, int] = {}     # file path -> level (0: defines or makes the family)
         self.deadline = deadline
         self.cut = False
+        self._bound: dict[object, dict[str, set[str]]] = {}  # function node -> _bound_attrs of it
         if target_class:
             self._read(texts, headers, target_class)
 
@@ -124,11 +125,22 @@ class Leads:
                 self.files[str(path)] = min(self.files.get(str(path), level), level)
         return owners
 
+    def _callee_attrs(self, expr: ast.AST, fn) -> set[str]:
+        """`_callee_attrs`, with what the function's locals are bound from read once per function
+        (a query's blockers are thousands of sites in a few hundred functions)."""
+        body = getattr(fn, "node", None)
+        if body is None:
+            return _callee_attrs(expr, {})
+        bound = self._bound.get(body)
+        if bound is None:
+            bound = self._bound[body] = _bound_attrs(body)
+        return _callee_attrs(expr, bound)
+
     def key(self, node: ast.Call | None, fn) -> tuple[int, int, int]:
         """(no holder?, holder level, file level) of a blocker: lower is read first."""
         if node is None or (not self.holders and not self.files):
             return _UNRANKED
-        level = min((self.holders[a] for a in _callee_attrs(node.func, fn) if a in self.holders), default=None)
+        level = min((self.holders[a] for a in self._callee_attrs(node.func, fn) if a in self.holders), default=None)
         path = str(getattr(getattr(fn, "module", None), "path", ""))
         file_level = self.files.get(path, MAX_OWNER_LEVELS)
         return (0, level, file_level) if level is not None else (1, 0, file_level)
@@ -208,25 +220,34 @@ def _depth(text: str) -> int:
     return sum(code.count(c) for c in "([{") - sum(code.count(c) for c in ")]}")
 
 
-def _callee_attrs(expr: ast.AST, fn) -> set[str]:
+def _callee_attrs(expr: ast.AST, bound: dict[str, set[str]]) -> set[str]:
     """The attribute names a callee goes through: `self.a.b[i](...)` -> {a, b}; a local bound
-    by a `for` or an assignment in the caller (`for layer in self.layers:`) -> its source's."""
+    by a `for` or an assignment in the caller (`for layer in self.layers:`) -> its source's
+    (`bound`: `_bound_attrs` of the caller)."""
     out: set[str] = set()
-    locals_: set[str] = set()
     for n in ast.walk(expr):
         if isinstance(n, ast.Attribute):
             out.add(n.attr)
         elif isinstance(n, ast.Name):
-            locals_.add(n.id)
-    body = getattr(fn, "node", None)
-    if locals_ and body is not None:
-        for n in ast.walk(body):
-            if isinstance(n, (ast.For, ast.AsyncFor, ast.comprehension)):
-                src, tgt = n.iter, n.target
-            elif isinstance(n, ast.Assign):
-                src, tgt = n.value, n.targets[0] if len(n.targets) == 1 else None
-            else:
-                continue
-            if tgt is not None and any(isinstance(t, ast.Name) and t.id in locals_ for t in ast.walk(tgt)):
-                out.update(a.attr for a in ast.walk(src) if isinstance(a, ast.Attribute))
+            out.update(bound.get(n.id, ()))
+    return out
+
+
+def _bound_attrs(body: ast.AST) -> dict[str, set[str]]:
+    """Each name a `for`, a comprehension or a one-target assignment in `body` binds -> the
+    attribute names its source goes through (`for layer in self.layers:` -> layer: {layers})."""
+    out: dict[str, set[str]] = {}
+    for n in ast.walk(body):
+        if isinstance(n, (ast.For, ast.AsyncFor, ast.comprehension)):
+            src, tgt = n.iter, n.target
+        elif isinstance(n, ast.Assign):
+            src, tgt = n.value, n.targets[0] if len(n.targets) == 1 else None
+        else:
+            continue
+        if tgt is None:
+            continue
+        attrs = {a.attr for a in ast.walk(src) if isinstance(a, ast.Attribute)}
+        for t in ast.walk(tgt):
+            if isinstance(t, ast.Name):
+                out.setdefault(t.id, set()).update(attrs)
     return out
