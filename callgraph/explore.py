@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Callable, Iterator, NamedTuple, Optional
 from . import __version__, heap
 from .index import decorator_names
 from .index.project import Project
+from .index.scopes import first_param
 from .semantics import PRECEDENCE, constructor, decorators, external, isinstance_narrowing, iter_protocol
 from .semantics.rule import Dispatch
 from .infer.evaluator import Evaluator, Scope
@@ -315,7 +316,7 @@ class Explorer:
             return ctx
         n = ex.contexts.get(callee, 0)
         if ctx not in ex.parents and n >= self.max_contexts:
-            ctx = Ctx(callee, (), ctx.closure)  # widened: parameters unbound
+            ctx = Ctx(callee, self._widened(callee, ctx), ctx.closure)  # widened: parameters unbound
         if ctx != state:
             ex.ctx_edges.setdefault((state, ctx), Step(hop, node))
         if ctx in ex.parents:
@@ -324,6 +325,20 @@ class Explorer:
         ex.parents[ctx] = (state, Step(hop, node))
         ex.depth[ctx] = ex.depth[state] + 1
         return ctx
+
+
+    def _widened(self, callee: str, ctx: Ctx) -> tuple:
+        """What a widened context keeps bound: nothing, but a classmethod's `cls`. Unbound, `self`
+        reads as any instance of its class or below (annotations.py), but `cls` as the class
+        itself only: `Sub29.build()` past 24 contexts of `Base.build` made `cls().run()` run
+        `Base.run` alone, a false "unreachable". Such contexts stay apart by their class (a
+        finite number: the tree's classes)."""
+        fn = self.p.functions.get(callee)
+        if fn is None or fn.cls is None or fn.kind != "classmethod":
+            return ()
+        first = first_param(fn)
+        bound = ctx.get(first) if first else None
+        return ((first, bound),) if bound is not None else ()
 
 
 def graph_view(ex: Exploration, roots: tuple[str, ...], entry: str, names: set[str], node,

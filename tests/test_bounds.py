@@ -151,3 +151,38 @@ def test_heap_release_gives_back_freed_pages_where_glibc_can():
     heap.release()
     assert rss_kb() < dropped - 10_000  # the freed set tables' pages (~15 MB), resident until now
     del filler
+
+
+def test_a_classmethod_widened_past_its_contexts_keeps_its_class(tmp_path):
+    """Past MAX_CONTEXTS_PER_FUNCTION a callee is explored once more with its parameters unbound.
+    An unbound `self` is any instance of its class or below, but an unbound `cls` is the class
+    itself only: `Base.build` (`cls().run()`) called as `SubN.build()` for more subclasses than
+    the bound ran `Base.run` alone in the widened context, and the last subclass's `run` (the
+    only one reaching `Target.hit`) was a false "unreachable"."""
+    from callgraph.explore import MAX_CONTEXTS_PER_FUNCTION
+
+    n = MAX_CONTEXTS_PER_FUNCTION + 6
+    src = textwrap.dedent('''\
+        class Target:
+            def hit(self):
+                return 1
+
+
+        class Base:
+            @classmethod
+            def build(cls):
+                return cls().run()
+
+            def run(self):
+                return 0
+        ''')
+    for i in range(n):
+        src += f"\n\nclass Sub{i}(Base):\n    def run(self):\n        return {'Target().hit()' if i == n - 1 else 0}\n"
+    src += "\n\nclass Entry:\n    def go(self):\n" + "".join(f"        Sub{i}.build()\n" for i in range(n))
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "m.py").write_text(src)
+    proof = Analysis([str(pkg)], use_cache=False).reach("pkg.m.Entry.go", "pkg.m.Target.hit")
+    assert proof.verdict == "reached", proof
+    assert [h.callee for h in proof.path] == ["pkg.m.Base.build", f"pkg.m.Sub{n - 1}.run", "pkg.m.Target.hit"]
