@@ -326,7 +326,6 @@ class Explorer:
         ex.depth[ctx] = ex.depth[state] + 1
         return ctx
 
-
     def _widened(self, callee: str, ctx: Ctx) -> tuple:
         """What a widened context keeps bound: nothing, but a classmethod's `cls`. Unbound, `self`
         reads as any instance of its class or below (annotations.py), but `cls` as the class

@@ -29,8 +29,7 @@ def collector_paused(fn: F) -> F:
         threshold = gc.get_threshold()
         if not gc.isenabled() or threshold[0] == 0:
             return fn(*args, **kwargs)
-        gc.disable()
-        gc.set_threshold(0, *threshold[1:])
+        _pause()
         try:
             return fn(*args, **kwargs)
         finally:
@@ -46,5 +45,10 @@ def paused_until_exit() -> None:
     walked every object the command had made (all of them still in its youngest generation,
     and held to the end: heap.keep_until_exit) only for the process to end: 13.6 CPU s after
     SGLang's Kimi -> Qwen2Model negative."""
+    _pause()
+
+
+def _pause() -> None:
+    """Off, and with a zero first threshold, which a library's `gc.enable()` does not undo."""
     gc.disable()
     gc.set_threshold(0, *gc.get_threshold()[1:])
