@@ -251,11 +251,17 @@ def _merged(kind: str, group: list["VSeq"]) -> "VSeq":
 # value is widened: an outside value's name keeps one of each run of repeated parts, and past
 # MAX_NAME_PARTS parts only its first and last two (the dropped middle marked `<widened>`, with
 # `()` where it held a call); containers nested deeper than MAX_CYCLE_NESTING are unknown; the
-# instances of one class made with the same keywords are one, holding every argument.
-# Nothing the names decide gets less cautious: a name's last parts are kept, and one that read
-# as a method of an outside result (a leaf, `open_values.opaque_call`) may read as a function's
-# result (open), never the other way round.
-MAX_NAME_PARTS = 8
+# containers of one kind in one set (at any depth) are one, holding what each held
+# (`_merged`); the instances of one class made with the same keywords are one, holding every
+# argument. Nothing the names decide gets less cautious: a name's last parts are kept, and one
+# that read as a method of an outside result (a leaf, `open_values.opaque_call`) may read as a
+# function's result (open), never the other way round.
+# The bounds are small so that a cycle settles well within MAX_ROUNDS: a name grows by one part
+# a round, so a bound of 8 parts was met after the last round (transformers' cache layers,
+# `self.conv_states[i] = self.conv_states[i].index_select(...).to(...)`, alternate two methods:
+# no run repeats, and each round named new chains); containers nested in a new combination
+# each round (`rope_parameters`, dicts of dicts) never settled while kept apart.
+MAX_NAME_PARTS = 4
 MAX_CYCLE_NESTING = 3
 
 
@@ -271,11 +277,30 @@ def _widened_set(values: FrozenSet[Value], depth: int) -> FrozenSet[Value]:
     if depth == 0:
         merged = _merged_instances(widened)
         if merged is not None:
-            return merged
+            widened = list(merged)
+    kinds = [w.kind for w in widened if w.__class__ is VSeq]
+    if len(kinds) != len(set(kinds)):
+        return _merged_containers(widened)
+    if len(widened) != len(values):
+        return frozenset(widened)
     for w, v in zip(widened, values):  # a value is rebuilt only where its widened form differs
         if w is not v:
             return frozenset(widened)
     return values
+
+
+def _merged_containers(values: list) -> FrozenSet[Value]:
+    """`values` with the containers of each kind merged into one holding what each held."""
+    by_kind: dict[str, list] = {}
+    out = set()
+    for v in values:
+        if v.__class__ is VSeq:
+            by_kind.setdefault(v.kind, []).append(v)
+        else:
+            out.add(v)
+    for kind, group in by_kind.items():
+        out.add(group[0] if len(group) == 1 else _merged(kind, group))
+    return frozenset(out)
 
 
 def _merged_instances(values: list) -> FrozenSet[Value] | None:

@@ -173,6 +173,53 @@ def test_a_growing_name_widens_to_a_few_names_keeping_what_it_decides(base: str,
     assert len(widened) <= 4, widened
 
 
+def test_names_grown_by_alternating_methods_settle_within_the_rounds() -> None:
+    """`x = x.index_select(...).to(...)` in a loop (transformers' cache layers): each round names
+    every chain one part longer, and no part repeats next to itself. Widened past
+    MAX_NAME_PARTS, the chains are a few names per first and last parts, so the cycle settles
+    before MAX_ROUNDS instead of being given up as unsettled (a blocker at every call on it)."""
+    from callgraph.semantics.open_values import opaque_call
+    from callgraph.values import VExt, join_values, unsettled_values, widen_cycle
+
+    solver, table = Solver(), {}
+
+    def grow() -> frozenset:
+        seen = solver.solve(table, "k", grow, frozenset(), join_values, unsettled=unsettled_values, widen=widen_cycle)
+        out = {VExt("torch.zeros()"), VExt("torch.cat()")}
+        for v in seen:
+            out |= {VExt(v.name + ".index_select()"), VExt(v.name + ".to()")}
+        return frozenset(out)
+
+    got = solver.solve(table, "k", grow, frozenset(), join_values, unsettled=unsettled_values, widen=widen_cycle)
+    assert solver.unsettled == 0
+    assert all(isinstance(v, VExt) for v in got)  # nothing given up as unknown
+    ends = {(v.name.split(".")[0], v.name.rsplit(".", 1)[-1]) for v in got}
+    assert ends >= {("torch", "to()"), ("torch", "index_select()")}
+    assert all(opaque_call(v.name) is None for v in got if v.name.count("(") > 1)  # tensors' methods: leaves
+
+
+def test_containers_nested_in_new_combinations_settle_within_the_rounds() -> None:
+    """A dict of dicts whose inner dicts hold another mix of values each round (`rope_parameters`,
+    a dict per attention type): kept apart, each round made new containers and the cycle never
+    settled. Widened, the containers of one kind in one set are one holding what each held."""
+    from callgraph.values import VConst, VSeq, join_values, unsettled_values, widen_cycle
+
+    solver, table = Solver(), {}
+
+    def grow() -> frozenset:
+        seen = solver.solve(table, "k", grow, frozenset(), join_values, unsettled=unsettled_values, widen=widen_cycle)
+        out = {VSeq(frozenset({VConst("default")}), "dict")}
+        for v in seen:
+            for c in ("full", "sliding"):
+                out.add(VSeq(frozenset({v, VConst(c)}), "dict"))
+        return frozenset(out)
+
+    got = solver.solve(table, "k", grow, frozenset(), join_values, unsettled=unsettled_values, widen=widen_cycle)
+    assert solver.unsettled == 0
+    (outer,) = got
+    assert {VConst("default"), VConst("full"), VConst("sliding")} <= outer.elems  # every round's kept
+
+
 def test_containers_nested_past_the_bound_are_unknown_not_dropped() -> None:
     from callgraph.values import MAX_CYCLE_NESTING, VExt, VSeq, VUnknown, widen_cycle
 
