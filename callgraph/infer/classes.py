@@ -42,6 +42,7 @@ class ClassModel:
         self._overriders: dict = {}
         self._effective: dict[str, frozenset[str]] = {}
         self._subclasses: dict[str, list[str]] = {}
+        self._givers: dict[str, dict[str, list[str]]] = {}
 
     def info(self, qual: str) -> ClassInfo | None:
         return self.ev.p.classes.get(qual)
@@ -131,6 +132,14 @@ class ClassModel:
         if found is None:
             self._subclasses[qual] = []  # a cycle of bases reads as none while in progress
             found = self._subclasses[qual] = class_hierarchy.subclasses(self.ev, qual)
+        return found
+
+    def givers(self, qual: str) -> dict[str, list[str]]:
+        """Per attribute, the subclasses of `qual` whose own code gives it
+        (`class_hierarchy.givers`), memoised."""
+        found = self._givers.get(qual)
+        if found is None:
+            found = self._givers[qual] = class_hierarchy.givers(self, qual)
         return found
 
     def effective_methods(self, qual: str) -> frozenset[str]:

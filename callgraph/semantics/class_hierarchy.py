@@ -77,9 +77,7 @@ def assigned_below(classes, v: VInst, attr: str, tags: set[str]) -> FrozenSet[Va
     own = set(classes.mro(v.qual))
     read = classes.effective_methods(v.qual)  # the methods whose stores the caller reads on `v`
     out: set[Value] = set()
-    for sub in classes.subclasses(v.qual):
-        if not _gives(classes, sub, own, read, attr):
-            continue
+    for sub in classes.givers(v.qual).get(attr, ()):
         tags.add(RULE.name)
         below = receiver(sub)
         ca = classes.class_attr(sub, attr)
@@ -94,23 +92,41 @@ def assigned_below(classes, v: VInst, attr: str, tags: set[str]) -> FrozenSet[Va
     return frozenset(out)
 
 
-def _gives(classes, sub: str, own: set[str], read: frozenset[str], attr: str) -> bool:
-    """Whether code that runs on an instance of `sub`, and not on one of `v`'s own class, gives
-    it `attr`: a class attribute of a class outside `v`'s MRO, or a store in a method that runs
-    on `sub` and not on `v` (the subclass's own, or a base's `__init__` it chains to past an
-    override that does not: `Base.__init__(self)`)."""
-    stores = []
+def givers(classes, qual: str) -> dict[str, list[str]]:
+    """For each attribute, the in-tree subclasses of `qual` (in `subclasses` order) whose code
+    gives it to their instances and not to one of `qual`'s own class (`_given`), read once per
+    class for every attribute: asked per attribute, each read on a value typed by a base with
+    thousands of subclasses (`PreTrainedModel`) walked them all again (`ClassModel.givers`
+    memoises this)."""
+    own = set(classes.mro(qual))
+    read = classes.effective_methods(qual)  # the methods whose stores the caller reads on `v`
+    out: dict[str, list[str]] = {}
+    for sub in classes.subclasses(qual):
+        for attr in _given(classes, sub, own, read):
+            out.setdefault(attr, []).append(sub)
+    return out
+
+
+def _given(classes, sub: str, own: set[str], read: frozenset[str]) -> set[str]:
+    """The attributes code that runs on an instance of `sub`, and not on one of `v`'s own
+    class, gives it: a class attribute of a class outside `v`'s MRO, or a store in a method
+    that runs on `sub` and not on `v` (the subclass's own, or a base's `__init__` it chains to
+    past an override that does not: `Base.__init__(self)`)."""
+    out: set[str] = set()
+    stores: dict[str, list[str]] = {}
     for k in classes.mro(sub):
         info = classes.info(k)
         if info is None:
             continue
-        if k not in own and attr in info.attrs and attr not in info.methods:
-            return True
-        stores.extend(fn.qual for fn, _ in info.self_attrs().get(attr, ()) if fn.qual not in read)
-    if not stores:
-        return False
-    live = classes.effective_methods(sub)
-    return any(q in live for q in stores)
+        if k not in own:
+            out.update(a for a in info.attrs if a not in info.methods)
+        for attr, found in info.self_attrs().items():
+            stores.setdefault(attr, []).extend(fn.qual for fn, _ in found if fn.qual not in read)
+    stores = {a: qs for a, qs in stores.items() if qs and a not in out}
+    if stores:
+        live = classes.effective_methods(sub)
+        out.update(a for a, qs in stores.items() if any(q in live for q in qs))
+    return out
 
 
 def subclasses(ev, qual: str) -> list[str]:
