@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import FrozenSet
 
 from ..index.scopes import ClassInfo, FuncInfo
-from ..semantics import absent_attribute, attribute_store, class_hierarchy, container_subclass, enum_members, init_attribute, mapping_mixin, mro, open_values, properties, super_call
+from ..semantics import absent_attribute, attribute_store, class_hierarchy, class_of, container_subclass, enum_members, init_attribute, mapping_mixin, mro, open_values, properties, super_call
 from ..semantics.protocol import Inference, Scope
 from ..values import UNSETTLED, Value, VClass, VExt, VFunc, VInst, VSuper, VUnknown, memoised, ordered, unknown
 
@@ -168,10 +168,14 @@ class ClassModel:
         if fn.kind == "staticmethod":
             return frozenset({VFunc(fn.qual)})
         if fn.kind == "classmethod":
+            if isinstance(owner, VInst):  # `cls` is the instance's class (class-of)
+                return frozenset(VFunc(fn.qual, c) for c in class_of.classes(self.ev, owner, tags))
             return frozenset({VFunc(fn.qual, VClass(cls_qual))})
         return frozenset({VFunc(fn.qual, owner)})
 
     def _instance_attr(self, v: VInst, attr: str, tags: set[str]) -> FrozenSet[Value]:
+        if attr == "__class__":
+            return class_of.classes(self.ev, v, tags)
         # known by its base type: what a subclass's own code gives it may be there too (beside,
         # never instead of, what the base itself gives: its stores from outside, its AttributeError)
         below = class_hierarchy.assigned_below(self, v, attr, tags)
@@ -244,6 +248,9 @@ class ClassModel:
         ca = self.class_attr(v.qual, attr)
         if ca is not None:
             return self._class_body_value(ca, attr, tags)
+        named = class_of.class_attribute(attr)  # `cls.__name__`
+        if named is not None:
+            return named
         ext = self.external_bases(v.qual)
         if ext:
             return frozenset({VExt(f"{ext[0]}.{attr}")})

@@ -18,7 +18,7 @@ exploration records).
 """
 from __future__ import annotations
 
-from . import (absent_attribute, abstract_class, attribute_store, binding, bound, builtins_model, callbacks, class_hierarchy, computed_getattr, constructor,
+from . import (absent_attribute, abstract_class, attribute_store, binding, bound, builtins_model, callbacks, class_hierarchy, class_of, computed_getattr, constructor,
                container_subclass, containers, contextmanager, decorators, direct, enum_members, external, init_attribute, init_chain,
                isinstance_narrowing, iter_protocol, iterators, leaf_annotation, mapping_mixin, module_call, module_store, mro, none_narrowing, oracle, partial, properties, rebound_store, registry, return_type, super_call,
                triton_launch, typed_kwargs)
@@ -51,6 +51,7 @@ REGISTRY: tuple[Rule, ...] = (
     leaf_annotation.RULE,
     attribute_store.RULE,
     rebound_store.RULE,
+    class_of.RULE,
     absent_attribute.RULE,
     module_store.RULE,
     enum_members.RULE,

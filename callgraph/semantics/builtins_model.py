@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import FrozenSet
 
 from ..values import BOOL, EMPTY, LITERAL_OR_NONE, NONE, Lit, Value, VClass, VConst, VExt, VInst, VSeq, VUnknown
-from . import super_call
+from . import class_of, computed_getattr, super_call
 from .binding import OR_DEFAULT
 from .rule import Call, Outcome, Rule
 
@@ -76,15 +76,7 @@ class Builtins(Rule):
 def _call(ev, v, args, scope, tags):
     name = v.name
     if name == "builtins.getattr" and len(args.pos) >= 2:
-        out = set()
-        for attr in args.pos[1]:
-            if isinstance(attr, VConst) and isinstance(attr.value, str):
-                out |= ev.attribute(args.pos[0], attr.value, tags)
-            else:
-                out.add(VUnknown("getattr with a computed name (a registry? name the class with --bind)"))
-        if len(args.pos) >= 3:
-            out |= args.pos[2]
-        return frozenset(out)
+        return computed_getattr.read(ev, args, tags)  # constant names (no pattern: that rule's)
     if name in DYNAMIC:
         return frozenset({VUnknown(DYNAMIC[name])})
     if name == "builtins.object.__new__" and args.pos:  # `super().__new__(cls)`: an instance of cls
@@ -93,7 +85,13 @@ def _call(ev, v, args, scope, tags):
     if name == "builtins.super":
         return super_call.made(ev, args, scope)
     if name == "builtins.type" and len(args.pos) == 1:
-        return frozenset(VClass(m.qual) if isinstance(m, VInst) else VExt("builtins.type()") for m in args.pos[0])
+        out = set()
+        for m in args.pos[0]:
+            if isinstance(m, VInst):
+                out |= class_of.classes(ev, m, tags)  # its class, or any of its cone's
+            else:  # a literal's, a function's, an outside object's: a class from outside; unknown stays so
+                out.add(m if isinstance(m, VUnknown) else VExt("builtins.type()"))
+        return frozenset(out)
     if name in PASS_FIRST:
         if not args.pos:
             return frozenset({VSeq(EMPTY, "list")})

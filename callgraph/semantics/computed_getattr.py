@@ -18,6 +18,10 @@ whose name matches; each is looked up as if named by a constant. A pattern with 
 part, any other receiver, or a match against nothing known stays unresolved with its reason;
 on an outside module or class (`getattr(vllm_ops, f"{act}_and_mul")`) the attribute is outside
 code, as it is for a constant name.
+A getattr whose name is any of more than `MAX_NAMES` strings (the keys of a config's
+`to_dict()`, which hold every config class's `model_type` once `self.__class__` is read) is
+unknown, not each name read on each receiver: hundreds of names on hundreds of config classes
+made a million attribute reads of one call site (transformers' `get_text_config`).
 As for every attribute, a value assigned to the instance from outside its class's code is not
 seen.
 """
@@ -34,6 +38,8 @@ from .rule import Call, Outcome, Rule
 
 # Strings an f-string or a `+` spells before its varying parts become a wildcard.
 MAX_SPELLINGS = 16
+# Distinct constant names a getattr reads one by one; past it, the read is unknown.
+MAX_NAMES = 32
 COMPUTED = "getattr with a computed name (a registry? name the class with --bind)"
 DYNAMIC_ATTRS = ("__getattr__", "__getattribute__")
 
@@ -163,18 +169,29 @@ class ComputedGetattr(Rule):
 
     def apply(self, call: Call) -> Outcome:
         ev, args, tags = call.ev, call.args, call.tags
-        out: set[Value] = set()
-        for attr in args.pos[1]:
-            if isinstance(attr, VConst) and isinstance(attr.value, str):
-                out |= ev.attribute(args.pos[0], attr.value, tags)
-            elif isinstance(attr, VConst) and isinstance(attr.value, StrPattern):
-                out |= matching(ev, args.pos[0], attr.value, tags)
-            else:
-                out.add(VUnknown(COMPUTED))
-        if len(args.pos) >= 3:
-            out |= args.pos[2]
         tags.add(self.name)
-        return frozenset(out)
+        return read(ev, args, tags)
+
+
+def read(ev, args, tags: set[str]) -> FrozenSet[Value]:
+    """What `getattr(obj, name[, default])` gives: each constant name read on the receivers,
+    each pattern matched (`matching`), any other name unknown; more than MAX_NAMES constant
+    names are unknown together."""
+    out: set[Value] = set()
+    names = [a for a in args.pos[1] if isinstance(a, VConst) and isinstance(a.value, str)]
+    if len(names) > MAX_NAMES:
+        out.add(VUnknown(f"getattr with any of {len(names)} names"))
+        names = []
+    for attr in names:
+        out |= ev.attribute(args.pos[0], attr.value, tags)
+    for attr in args.pos[1]:
+        if isinstance(attr, VConst) and isinstance(attr.value, StrPattern):
+            out |= matching(ev, args.pos[0], attr.value, tags)
+        elif not (isinstance(attr, VConst) and isinstance(attr.value, str)):
+            out.add(VUnknown(COMPUTED))
+    if len(args.pos) >= 3:
+        out |= args.pos[2]
+    return frozenset(out)
 
 
 RULE = ComputedGetattr()
