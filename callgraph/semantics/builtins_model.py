@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import FrozenSet
 
-from ..values import BOOL, EMPTY, LITERAL_OR_NONE, NONE, Lit, Value, VClass, VConst, VExt, VInst, VSeq, VUnknown
+from ..values import EMPTY, LITERAL_OR_NONE, NONE, Lit, Value, VClass, VConst, VExt, VInst, VSeq, VUnknown
 from . import class_of, computed_getattr, super_call
 from .binding import OR_DEFAULT
 from .rule import Call, Outcome, Rule
