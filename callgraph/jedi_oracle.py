@@ -5,12 +5,21 @@ the name bound), most relevant first, within a time and query budget: Jedi costs
 inferred site and far more on a file's first touch, so it is never asked about a whole tree.
 Jedi's own limits (recursion, execution counts) come back as empty answers, silently: an empty
 answer leaves the site unresolved, never "no callee".
+
+Jedi's on-disk parse cache (parso's pickles, shared by every process of the user) is made safe
+to share first (_harden_parse_cache): parso writes a pickle in place and fails on a truncated
+one, so two processes at once (a CI gate's parallel jobs, pytest-xdist workers) made Jedi
+silently blind to a module, and the same question answered "reached" once and "unknown" the
+next time.
 """
 from __future__ import annotations
 
 import ast
 import contextlib
+import os
+import pickle
 import signal
+import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -33,6 +42,7 @@ class JediOracle:
     def __init__(self, project: Project, budget_s: float = JEDI_BUDGET_SECONDS, max_queries: int = JEDI_MAX_QUERIES):
         import jedi  # imported here: a reached proof never pays for it
 
+        _harden_parse_cache()
         self._jedi = jedi
         self.p = project
         roots = [str(r.import_root) for r in project.roots]
@@ -131,6 +141,42 @@ class JediOracle:
         # edge. An answer never settles the site either (semantics/oracle.py), so an outside
         # class read off an annotation (`-> nn.Module`) leaves it unresolved, as it must.
         return None
+
+
+def _harden_parse_cache() -> None:
+    """Make parso's disk cache (Jedi's: settings.cache_directory) safe for several processes:
+    a pickle is written to a temporary file and renamed into place (a reader sees the old file
+    or the new one, never half of one), and a pickle that cannot be read (truncated by a
+    crash, or written by another version) is a cache miss, parsed again, instead of an error
+    that Jedi turns into no answer. Applied once per process; parso's own behaviour is kept
+    otherwise. Checked against parso 0.8 (tests/test_jedi_oracle.py fails if the names go)."""
+    import parso.cache as pc
+
+    if getattr(pc, "_callgraph_hardened", False):
+        return
+    load, hashed_path = pc._load_from_file_system, pc._get_hashed_path
+
+    def load_or_miss(hashed_grammar, path, p_time, cache_path=None):
+        try:
+            return load(hashed_grammar, path, p_time, cache_path=cache_path)
+        except Exception:  # noqa: BLE001 - any unreadable pickle is a miss: the file is parsed
+            return None
+
+    def save_whole(hashed_grammar, path, item, cache_path=None):
+        target = hashed_path(hashed_grammar, path, cache_path=cache_path)
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), prefix=".tmp-", suffix=".pkl")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                pickle.dump(item, f, pickle.HIGHEST_PROTOCOL)
+            os.replace(tmp, target)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+
+    pc._load_from_file_system = load_or_miss
+    pc._save_to_file_system = save_whole
+    pc._callgraph_hardened = True
 
 
 class _Interrupted(BaseException):
