@@ -42,6 +42,7 @@ RULES = (
     "container-subclass",  # item of an in-tree dict/list subclass (its own __getitem__, e.g. ACT2FN[...])
     "mapping-mixin",    # Mapping.get / pop / setdefault / __contains__ of an in-tree Mapping subclass -> its __getitem__
     "iterator",         # element of enumerate / zip / reversed / itertools.islice / chain over a container
+    "key-function",     # a function handed to a builtin that calls it: sorted/min/max(key=f), xs.sort(key=f), filter(f, xs)
     "property",         # value of a @property getter
     "return-type",      # value returned by a helper or factory
     "partial",          # functools.partial(f, ...) called

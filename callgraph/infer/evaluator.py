@@ -23,6 +23,7 @@ from ..index.scopes import MODULE_CODE, Binding, FuncInfo, ModuleInfo, first_par
 from ..semantics import (binding, bound, computed_getattr, contextmanager, decorators, isinstance_narrowing, leaf_annotation,
                          module_store, return_type)
 from ..semantics.builtins_model import builtin_lacks
+from ..semantics import containers
 from ..semantics.containers import apply_stores, remote_stores
 from ..semantics.protocol import Scope
 from ..values import (BOOL, EMPTY, Ctx, Lit, Value, VClass, VConst, VExt, VFunc, VInst, VModule, VPartial, VSeq, VSeqMethod,
@@ -388,7 +389,7 @@ class Evaluator(Sequences, Annotations):
         if isinstance(v, VUnknown):
             return frozenset({v})
         if isinstance(v, VSeq):
-            return frozenset({VSeqMethod(v, attr)})
+            return containers.attribute(v, attr)
         if isinstance(v, VConst):
             types = v.value.types() if v.value.__class__ is Lit else (type(v.value).__name__,)
             present = [t for t in types if not builtin_lacks(t, attr)]

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from . import (absent_attribute, abstract_class, attribute_store, binding, bound, builtins_model, callbacks, class_hierarchy, class_of, computed_getattr, constructor,
                container_subclass, containers, contextmanager, decorators, direct, enum_members, external, init_attribute, init_chain,
-               isinstance_narrowing, iter_protocol, iterators, leaf_annotation, mapping_mixin, module_call, module_store, mro, none_narrowing, oracle, partial, properties, rebound_store, registry, return_type, super_call,
+               isinstance_narrowing, iter_protocol, iterators, key_functions, leaf_annotation, mapping_mixin, module_call, module_store, mro, none_narrowing, oracle, partial, properties, rebound_store, registry, return_type, super_call,
                triton_launch, typed_kwargs)
 from .rule import Call, Outcome, Rule
 
@@ -37,6 +37,7 @@ REGISTRY: tuple[Rule, ...] = (
     mapping_mixin.RULE,
     iterators.RULE,
     typed_kwargs.RULE,
+    key_functions.RULE,
     containers.RULE,
     builtins_model.RULE,
     isinstance_narrowing.RULE,

@@ -45,25 +45,34 @@ class Callbacks(Rule):
     def apply(self, call: Call) -> Outcome:
         """Each function among the arguments is a target; the call's value is left to the
         caller's default (an external result)."""
-        args, d, calls = call.args, call.dispatch, call.calls
-        functions = calls.ev.p.functions
+        args = call.args
         values = [m for a in list(args.pos) + list(args.kw.values()) for m in a]
-        for m in values:
-            if isinstance(m, VFunc):
-                fn = functions.get(m.qual)
-                if fn is not None:
-                    calls.invoke(fn, m.self_val, CallArgs(), m.closure, self.name, d, returning=False)
-            elif isinstance(m, VInst) and _may_call_instances(call.value.name):
-                _instance_callback(calls, m, d, self.name)
-            elif isinstance(m, VPartial):
-                for f in m.func:
-                    if isinstance(f, VFunc) and f.qual in functions:
-                        calls.invoke(functions[f.qual], f.self_val, CallArgs(list(m.args)), f.closure, self.name, d,
-                                     returning=False)
+        hand_over(call.calls, values, CallArgs(), call.dispatch, self.name,
+                  instances=_may_call_instances(call.value.name))
         return None
 
 
 RULE = Callbacks()
+
+
+def hand_over(calls, values, args: CallArgs, d, rule: str, instances: bool = True) -> None:
+    """Each in-tree function among `values` runs with `args` (a bound method with its self, a
+    `functools.partial` with its arguments first), and, where `instances`, each in-tree
+    callable object or module (its `__call__`, or a module's `forward`): targets of `d` under
+    `rule`, whose return values are not the call's."""
+    functions = calls.ev.p.functions
+    for m in values:
+        if isinstance(m, VFunc):
+            fn = functions.get(m.qual)
+            if fn is not None:
+                calls.invoke(fn, m.self_val, args, m.closure, rule, d, returning=False)
+        elif isinstance(m, VInst) and instances:
+            _instance_callback(calls, m, args, d, rule)
+        elif isinstance(m, VPartial):
+            for f in m.func:
+                if isinstance(f, VFunc) and f.qual in functions:
+                    calls.invoke(functions[f.qual], f.self_val, CallArgs(list(m.args) + args.pos), f.closure, rule, d,
+                                 returning=False)
 
 
 def _may_call_instances(name: str) -> bool:
@@ -75,10 +84,10 @@ def _may_call_instances(name: str) -> bool:
     return not any(part[:1].isupper() for part in name.split(".")[:-1])
 
 
-def _instance_callback(calls, m: VInst, d, rule: str) -> None:
+def _instance_callback(calls, m: VInst, args: CallArgs, d, rule: str) -> None:
     cm = calls.ev.classes
     found = cm.method(m.qual, "__call__")
     if found is None and cm.is_module(m.qual):
         found = cm.method(m.qual, "forward")
     if found is not None:
-        calls.invoke(found[0], m, CallArgs(), None, rule, d, returning=False)
+        calls.invoke(found[0], m, args, None, rule, d, returning=False)

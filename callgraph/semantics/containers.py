@@ -14,6 +14,17 @@ names a function does not bind itself go to the enclosing function's or the modu
 (`remote_stores`): `def f(k): table[k] = g` fills the global `table`. Which bindings reach a
 read, in which order and how strongly, is the index's (`index/flow.py`) and the evaluator's
 (`Evaluator.bindings`) business; what a store does to a value is this rule's.
+
+A list or dict value may be one of torch's containers (`nn.ModuleList`, `nn.ModuleDict`: the
+same kinds here), and a `Sequential` is one: an attribute a builtin list or dict lacks is then
+nn.Module's (`layers.apply(init)`, `layers.register_forward_hook(h)`: outside methods, whose
+function arguments are callbacks; `layers.to(dev)`, `.apply`, `.train()` give the container
+back), and on a Sequential any other is one set on it (unknown, with that reason). Before,
+such a call on a list value gave nothing, and `nn.ModuleList(...).apply(f)` a false
+"unreachable". An attribute set on a ModuleList or ModuleDict (`layers.fn = f`) is not
+followed: a list value also stands for what only stores into a name were seen to put there. A
+tuple or a set is always Python's own: an attribute it lacks is no value (`x.q` on the tuple
+path of an operand that may be a tuple or a wrapper raises AttributeError there).
 """
 from __future__ import annotations
 
@@ -23,14 +34,22 @@ from typing import FrozenSet, Iterator
 
 from ..index.children import child_nodes
 from ..index.scopes import ADDING_METHODS, ANY_KEY, Binding, FuncInfo, ModuleInfo, spans_any
-from ..values import EMPTY, LITERAL_OR_NONE, Value, VConst, VExt, VSeq, VSeqMethod, cap, widen_containers
-from . import external
+from ..values import EMPTY, LITERAL_OR_NONE, Value, VConst, VExt, VSeq, VSeqMethod, VUnknown, cap, widen_containers
+from . import callbacks, external
+from .open_values import NN_MODULE_API
 from .builtins_model import BUILTIN_KINDS, builtin_lacks, present, seq_method
 from .protocol import Inference
-from .rule import Call, Outcome, Rule
+from .rule import Call, CallArgs, Outcome, Rule
 
 _PREFIXES = ("torch.nn.", "torch.nn.modules.container.", "nn.")
 KINDS = {"ModuleList": "list", "Sequential": "Sequential", "ModuleDict": "dict", "ParameterList": "list", "ParameterDict": "dict"}
+# Kinds that only ever stand for Python's own containers (no torch container is one).
+PLAIN_KINDS = frozenset({"tuple", "set"})
+# nn.Module methods that return the module itself.
+RETURNS_SELF = frozenset({"to", "cuda", "cpu", "xpu", "ipu", "mtia", "float", "double", "half", "bfloat16", "type",
+                          "to_empty", "train", "eval", "requires_grad_", "apply", "share_memory"})
+# A Sequential's own list-like methods, which the container model answers (the rest are nn.Module's).
+_SEQUENTIAL_OWN = frozenset({"pop", "__getitem__", "__iter__", "__len__", "append", "extend", "insert"})
 
 
 @lru_cache(maxsize=4096)
@@ -68,6 +87,8 @@ class Containers(Rule):
         if v.__class__ is VExt:
             return _made(call, container_kind(v.name))
         if v.__class__ is VSeqMethod:
+            if module_attribute(v.seq, v.attr):
+                return _module_method(call, v.seq, v.attr)
             # `d.items()`: a method of a builtin container runs. The methods that put values in
             # (`append`, `update`...) are modelled as stores into the container, not as calls.
             if v.seq.kind in BUILTIN_KINDS and v.attr not in ADDING_METHODS and not builtin_lacks(v.seq.kind, v.attr):
@@ -78,6 +99,41 @@ class Containers(Rule):
         for elem in v.elems:
             out |= call.calls.call_value(elem, call.args, call.node, call.scope, call.dispatch, call.tags)
         return frozenset(out)
+
+
+def attribute(v: VSeq, attr: str) -> FrozenSet[Value]:
+    """`v.attr` of a container value: its own method, bound (`VSeqMethod`); nothing for an
+    attribute a tuple or a set lacks (reading it raises AttributeError)."""
+    if v.kind in PLAIN_KINDS and builtin_lacks(v.kind, attr):
+        return EMPTY
+    return frozenset({VSeqMethod(v, attr)})
+
+
+def module_attribute(seq: VSeq, attr: str) -> bool:
+    """Whether `seq.attr` may be an attribute of a torch container that the container model does
+    not answer: nn.Module's own, on a list or dict value lacking it (an nn.ModuleList /
+    nn.ModuleDict may be there); any, on a Sequential. (A list value is also what a name holds
+    when only stores into it are seen, `x.update(...)` on an object of the tree: an attribute
+    set on a ModuleList, `layers.fn = f`, is not followed, or every such name would be unknown.)"""
+    if seq.kind == "Sequential":
+        return attr not in _SEQUENTIAL_OWN
+    return (seq.kind == "list" or seq.kind == "dict") and attr in NN_MODULE_API and builtin_lacks(seq.kind, attr)
+
+
+def _module_method(call: Call, seq: VSeq, attr: str) -> Outcome:
+    """nn.Module's own method of a torch container (a plain list or dict would raise: no value
+    there), called as the outside method it is, so functions handed to it are callbacks; those
+    returning the module give the container back. Any other attribute was set on it: unknown."""
+    call.tags.add(RULE.name)
+    if attr in NN_MODULE_API:  # no external edge: a list literal's `.float()` is no call of torch's
+        args = call.args
+        handed = [m for a in list(args.pos) + list(args.kw.values()) for m in a]
+        callbacks.hand_over(call.calls, handed, CallArgs(), call.dispatch, callbacks.RULE.name, instances=False)
+        return frozenset({seq}) if attr in RETURNS_SELF else frozenset({VExt(f"torch.nn.Module.{attr}()")})
+    why = (f"'.{attr}' of a container that may be a torch nn.ModuleList / ModuleDict / Sequential: "
+           "an attribute set on it is not followed")
+    call.dispatch.unresolved.append(why)
+    return frozenset({VUnknown(why)})
 
 
 def _made(call: Call, kind: str) -> Outcome:
