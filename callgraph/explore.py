@@ -17,7 +17,7 @@ from . import __version__, heap
 from .index import decorator_names
 from .index.project import Project
 from .index.scopes import first_param
-from .semantics import PRECEDENCE, constructor, decorators, external, isinstance_narrowing, iter_protocol
+from .semantics import PRECEDENCE, constructor, decorators, external, isinstance_narrowing, iter_protocol, with_protocol
 from .semantics.rule import Dispatch
 from .infer.evaluator import Evaluator, Scope
 from .values import Ctx
@@ -354,17 +354,21 @@ def graph_view(ex: Exploration, roots: tuple[str, ...], entry: str, names: set[s
 
 
 # The rule that names an implicit call's hop, by its kind.
-IMPLICIT_RULE = {"decorate": decorators.RULE.name, "raise": constructor.RULE.name, "iter": iter_protocol.RULE.name}
+IMPLICIT_RULE = {"decorate": decorators.RULE.name, "raise": constructor.RULE.name, "iter": iter_protocol.RULE.name,
+                 "with": iter_protocol.RULE.name}
 
 
 def implicit_calls(node: ast.AST) -> list[tuple[str, ast.Call]]:
     """(kind, synthetic call) for the calls statement `node` makes without a call expression:
     a nested def's decorators (`semantics/decorators.py`), `raise E` (`constructor.py`), a
-    loop's `__iter__`/`__next__` (`iter_protocol.py`)."""
+    loop's `__iter__`/`__next__` (`iter_protocol.py`), a with-statement's `__enter__`/`__exit__`
+    (`with_protocol.py`)."""
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return [("decorate", c) for c in decorators.applications(node)]
     if isinstance(node, ast.Raise):
         return [("raise", c) for c in constructor.raised(node)]
+    if isinstance(node, (ast.With, ast.AsyncWith)):
+        return [("with", c) for c in with_protocol.calls(node)]
     return [("iter", c) for c in iter_protocol.calls(node)]
 
 
@@ -374,6 +378,8 @@ def _implicit_text(kind: str, node: ast.Call) -> str:
             return f"@{ast.unparse(node.func)}"
         if kind == "raise":
             return f"raise {ast.unparse(node.func)}"
+        if kind == "with":
+            return f"with {ast.unparse(node.func.value)}"[:80]
         inner = node.func.value
         while isinstance(inner, ast.Call):
             inner = inner.func.value

@@ -41,6 +41,7 @@ RULES = (
     "container",        # element of ModuleList / Sequential / ModuleDict / list of layers
     "container-subclass",  # item of an in-tree dict/list subclass (its own __getitem__, e.g. ACT2FN[...])
     "mapping-mixin",    # Mapping.get / pop / setdefault / __contains__ of an in-tree Mapping subclass -> its __getitem__
+    "dunder",           # a builtin calling its argument's dunder: len(x) -> __len__, str(x) -> __str__, list(x) -> __iter__
     "iterator",         # element of enumerate / zip / reversed / itertools.islice / chain over a container
     "key-function",     # a function handed to a builtin that calls it: sorted/min/max(key=f), xs.sort(key=f), filter(f, xs)
     "property",         # value of a @property getter
@@ -54,7 +55,7 @@ RULES = (
     "registry",         # factory resolved by a framework registry's table (the edge's `key`)
     "jedi",             # Jedi's goto/infer answered where the index could not
     "callback",         # an in-tree callable handed to external code, which may call it
-    "protocol",         # an implicit dunder call: for-loops call __iter__ / __next__
+    "protocol",         # an implicit dunder call: for-loops call __iter__ / __next__, with-statements __enter__ / __exit__
     "external",         # (export only) a call into code outside the analysed roots
 )
 

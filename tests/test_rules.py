@@ -70,7 +70,8 @@ def test_registry_entries_are_documented_and_placed():
 
 
 def test_external_callees_ask_the_rules_in_registry_order():
-    """An external callee is asked partial, then computed getattr, the iterators, the key functions, the containers, the builtins,
-    and the callback fallback last (the first that answers gives the call's values)."""
-    assert [r.name for r in semantics.by_kind()[VExt]] == ["partial", "computed-getattr", "iterator", "key-function", "container", "builtins",
-                                                     "callback"]
+    """An external callee is asked partial, then computed getattr, the builtins' dunder calls, the iterators, the
+    key functions, the containers, the builtins, and the callback fallback last (the first that answers gives the
+    call's values)."""
+    assert [r.name for r in semantics.by_kind()[VExt]] == ["partial", "computed-getattr", "dunder", "iterator",
+                                                     "key-function", "container", "builtins", "callback"]

@@ -146,7 +146,7 @@ class FuncInfo:
             elif isinstance(n, (ast.Yield, ast.YieldFrom)):
                 generator = True
             elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Raise, ast.For, ast.AsyncFor,
-                                ast.comprehension)):
+                                ast.comprehension, ast.With, ast.AsyncWith)):
                 special.append(n)
             if isinstance(n, ast.NamedExpr):
                 untracked.update(t.id for t in ast.walk(n.target) if isinstance(t, ast.Name))

@@ -18,7 +18,7 @@ exploration records).
 """
 from __future__ import annotations
 
-from . import (absent_attribute, abstract_class, attribute_store, binding, bound, builtins_model, callbacks, class_hierarchy, class_of, computed_getattr, constructor,
+from . import (absent_attribute, abstract_class, attribute_store, binding, bound, builtin_dunders, builtins_model, callbacks, class_hierarchy, class_of, computed_getattr, constructor,
                container_subclass, containers, contextmanager, decorators, direct, enum_members, external, init_attribute, init_chain,
                isinstance_narrowing, iter_protocol, iterators, key_functions, leaf_annotation, mapping_mixin, module_call, module_store, mro, none_narrowing, oracle, partial, properties, rebound_store, registry, return_type, super_call,
                triton_launch, typed_kwargs)
@@ -35,6 +35,7 @@ REGISTRY: tuple[Rule, ...] = (
     class_hierarchy.RULE,
     container_subclass.RULE,
     mapping_mixin.RULE,
+    builtin_dunders.RULE,
     iterators.RULE,
     typed_kwargs.RULE,
     key_functions.RULE,
@@ -86,7 +87,8 @@ def wants_args(name: str) -> bool:
     found = _WANTS_ARGS.get(name)
     if found is None:
         found = _WANTS_ARGS[name] = (containers.container_kind(name) is not None or name in partial.NAMES
-                                     or builtins_model.handles(name) or iterators.handles(name))  # getattr: builtins
+                                     or builtins_model.handles(name) or iterators.handles(name)
+                                 or builtin_dunders.handles(name))  # getattr: builtins
     return found
 
 

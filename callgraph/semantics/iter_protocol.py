@@ -15,10 +15,11 @@ from .rule import Rule
 
 
 class IterProtocol(Rule):
-    """implicit dunder calls: `for x in obj` calls `obj.__iter__()` and the iterator's `__next__()`"""
+    """implicit dunder calls: `for x in obj` calls `obj.__iter__()` and the iterator's
+    `__next__()`; `with m:` calls `m.__enter__()` and `m.__exit__(...)`"""
 
     name = "protocol"
-    where = ("semantics/iter_protocol.py", "explore.py")
+    where = ("semantics/iter_protocol.py", "semantics/with_protocol.py", "explore.py")
 
 
 RULE = IterProtocol()
