@@ -29,6 +29,8 @@ from .index.sources import Source, Sources, read_file
 INSTANCE_CALLEES = ("forward", "__call__")
 # Methods that set an attribute by the name given first (torch.nn.Module's).
 NAMING_STORES = frozenset({"add_module", "register_module"})
+# Defs that answer an attribute read of any name (a class's; a module's, PEP 562).
+DYNAMIC_READERS = frozenset({"__getattr__", "__getattribute__"})
 # Files summarised per worker task; the pool is only worth starting for big trees.
 POOL_MIN_FILES = 150
 
@@ -158,6 +160,8 @@ class _Summarizer(ast.NodeVisitor):
     def visit_FunctionDef(self, node):
         for d in node.decorator_list:
             self.visit(d)
+        if node.name in DYNAMIC_READERS:
+            self.dynamic = True  # it answers a read of any name with what it returns
         self._def(node, node.name, node.body)
 
     visit_AsyncFunctionDef = visit_FunctionDef

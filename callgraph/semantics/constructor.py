@@ -1,4 +1,8 @@
-"""`constructor`: calling a class makes an instance and runs its `__init__` and `__new__`."""
+"""`constructor`: calling a class makes an instance and runs its `__init__` and `__new__`.
+
+A class whose `__init__` is generated (a dataclass, an `attrs` or msgspec class: no `__init__`
+in the tree along its MRO, or its own `@dataclass` decorator) runs its `__post_init__` too; before,
+a target reached from a config's `__post_init__` was a false "unreachable"."""
 from __future__ import annotations
 
 import ast
@@ -13,7 +17,8 @@ from .rule import Call, CallArgs, Outcome, Rule
 
 
 class Constructor(Rule):
-    """`Class(...)` runs `Class.__init__` (own or inherited) and `__new__`; `raise E` constructs `E`.
+    """`Class(...)` runs `Class.__init__` (own or inherited) and `__new__`, and `__post_init__`
+    where the `__init__` is generated (a dataclass's); `raise E` constructs `E`.
     An instance remembers the in-tree objects its `__init__` was given (one level of object
     sensitivity), so `self.model = model` in a wrapper is the model passed at that construction"""
 
@@ -23,6 +28,21 @@ class Constructor(Rule):
 
     def apply(self, call: Call) -> Outcome:
         return construct(call.calls, call.value.qual, call.args, call.dispatch, self.name)
+
+
+def _dataclass(cm, qual: str) -> bool:
+    """Whether `qual` itself is decorated `@dataclass` / `@dataclasses.dataclass(...)` (not
+    `init=False`): its `__init__` is generated, over any a base defines."""
+    info = cm.info(qual)
+    if info is None:
+        return False
+    for dec in info.node.decorator_list:
+        node = dec.func if isinstance(dec, ast.Call) else dec
+        name = node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", "")
+        if name == "dataclass":
+            return not (isinstance(dec, ast.Call) and any(
+                k.arg == "init" and isinstance(k.value, ast.Constant) and k.value.value is False for k in dec.keywords))
+    return False
 
 
 def raised(node: ast.AST) -> list[ast.Call]:
@@ -43,12 +63,17 @@ def construct(calls, qual: str, args: CallArgs, d, rule: str, key: str = "") -> 
     new = cm.method(qual, "__new__")
     init = cm.method(qual, "__init__")
     inst = VInst(qual)
-    if init is not None:
+    generated = init is None or _dataclass(cm, qual)
+    if init is not None and not generated:
         inst = VInst(qual, True, init_bindings(init[0], args))
         calls.invoke(init[0], inst, args, None, rule, d, returning=False, key=key)
     else:
         inst = VInst(qual, True, held_at_construction(calls.ev, qual, args))  # a dict/list subclass's items
-        external.base_init(d, cm.external_bases(qual))  # no __init__ in the tree: the base's runs
+        if init is None:
+            external.base_init(d, cm.external_bases(qual))  # no __init__ in the tree: the base's runs
+        post = cm.method(qual, "__post_init__")
+        if post is not None:  # the generated __init__ calls it
+            calls.invoke(post[0], inst, CallArgs(), None, rule, d, returning=False, key=key)
     if new is not None:
         ctx = bind(new[0], VClass(qual), args, None)
         calls.add_target(new[0].qual, ctx, "constructor", d)
