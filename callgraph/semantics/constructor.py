@@ -1,8 +1,9 @@
 """`constructor`: calling a class makes an instance and runs its `__init__` and `__new__`.
 
-A class whose `__init__` is generated (a dataclass, an `attrs` or msgspec class: no `__init__`
-in the tree along its MRO, or its own `@dataclass` decorator) runs its `__post_init__` too; before,
-a target reached from a config's `__post_init__` was a false "unreachable"."""
+A class whose `__init__` is generated runs its `__post_init__` too: a `@dataclass` whose body
+defines no `__init__` (its generated one replaces a base's, unless `init=False`), or one with no
+`__init__` in the tree along its MRO whose MRO has a dataclass or an outside base (msgspec,
+pydantic). Before, a target reached from a config's `__post_init__` was a false "unreachable"."""
 from __future__ import annotations
 
 import ast
@@ -63,8 +64,9 @@ def construct(calls, qual: str, args: CallArgs, d, rule: str, key: str = "") -> 
     new = cm.method(qual, "__new__")
     init = cm.method(qual, "__init__")
     inst = VInst(qual)
-    generated = init is None or _dataclass(cm, qual)
-    if init is not None and not generated:
+    # a dataclass generates __init__ unless its body defines one (or init=False): over a base's
+    generated = init is None or (init[1] != qual and _dataclass(cm, qual))
+    if not generated:
         inst = VInst(qual, True, init_bindings(init[0], args))
         calls.invoke(init[0], inst, args, None, rule, d, returning=False, key=key)
     else:
@@ -72,7 +74,9 @@ def construct(calls, qual: str, args: CallArgs, d, rule: str, key: str = "") -> 
         if init is None:
             external.base_init(d, cm.external_bases(qual))  # no __init__ in the tree: the base's runs
         post = cm.method(qual, "__post_init__")
-        if post is not None:  # the generated __init__ calls it
+        if post is not None and (cm.external_bases(qual) or any(_dataclass(cm, k) for k in cm.mro(qual))):
+            # a generated __init__ calls it (a dataclass's, or an outside base's: msgspec, pydantic);
+            # object.__init__ does not
             calls.invoke(post[0], inst, CallArgs(), None, rule, d, returning=False, key=key)
     if new is not None:
         ctx = bind(new[0], VClass(qual), args, None)
