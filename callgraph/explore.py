@@ -17,8 +17,9 @@ from . import __version__, heap
 from .index import decorator_names
 from .index.project import Project
 from .index.scopes import first_param
-from .semantics import PRECEDENCE, constructor, decorators, external, isinstance_narrowing, iter_protocol, with_protocol
-from .semantics.rule import Dispatch
+from .semantics import (PRECEDENCE, constructor, decorators, external, isinstance_narrowing, iter_protocol, properties,
+                        with_protocol)
+from .semantics.rule import Dispatch, Target
 from .infer.evaluator import Evaluator, Scope
 from .values import Ctx
 
@@ -255,7 +256,30 @@ class Explorer:
                 ex.unresolved.append(UnresolvedSite(row, node, fn, depth, state))
             if self._follow(ex, state, fn, node, d, kind, is_target, nxt):
                 return True
+        for node in fn.attribute_reads():  # `obj.x` runs x's getter where x is a property
+            if dead and id(node.func) in dead:
+                continue
+            d = self._getters(node.func, scope)
+            if d is not None and self._follow(ex, state, fn, node, d, "getter", is_target, nxt):
+                return True
         return False
+
+    def _getters(self, node: ast.Attribute, scope: Scope) -> Dispatch | None:
+        """The getters the read `node` runs (semantics/properties.py), as a dispatch; None when
+        none does, or when reading the receiver overflows the stack (then nothing is known
+        of it; the rest of the run goes on)."""
+        try:
+            owners = self.ev.eval(node.value, scope, set())
+        except RecursionError:
+            self.ev.close()
+            return None
+        found = properties.getters(self.ev, owners, node.attr)
+        if not found:
+            return None
+        d = Dispatch()
+        for getter, owner in found:
+            d.targets.append(Target(getter.qual, properties.context(getter, owner), properties.RULE.name))
+        return d
 
     def _dispatch(self, fn, node: ast.Call, scope: Scope) -> Dispatch:
         """The call's dispatch; one that overflows the stack leaves the site unresolved (in
@@ -355,7 +379,7 @@ def graph_view(ex: Exploration, roots: tuple[str, ...], entry: str, names: set[s
 
 # The rule that names an implicit call's hop, by its kind.
 IMPLICIT_RULE = {"decorate": decorators.RULE.name, "raise": constructor.RULE.name, "iter": iter_protocol.RULE.name,
-                 "with": iter_protocol.RULE.name}
+                 "with": iter_protocol.RULE.name, "getter": properties.RULE.name}
 
 
 def implicit_calls(node: ast.AST) -> list[tuple[str, ast.Call]]:
@@ -380,6 +404,8 @@ def _implicit_text(kind: str, node: ast.Call) -> str:
             return f"raise {ast.unparse(node.func)}"
         if kind == "with":
             return f"with {ast.unparse(node.func.value)}"[:80]
+        if kind == "getter":
+            return ast.unparse(node.func)[:80]
         inner = node.func.value
         while isinstance(inner, ast.Call):
             inner = inner.func.value

@@ -38,6 +38,7 @@ class FuncInfo:
     _generator: bool | None = None
     _implicit: list | None = None
     _special: list | None = None
+    _attr_reads: list | None = None
     _params: frozenset | None = None
     _kind: str | None = None
     _local_reads: dict | None = None  # name -> local_read(name)
@@ -210,6 +211,18 @@ class FuncInfo:
             self._implicit = [pair for node in self._special if node is not self.node for pair in make(node)]
         return self._implicit
 
+    def attribute_reads(self) -> list[ast.Call]:
+        """The attribute reads of the body whose receiver is read off names alone (`x.attr`,
+        `self.a.attr`), in source order, memoised, each as the synthetic call `x.attr()` placed
+        at it (a path's step is a call): where a property's getter may run (explore.py asks
+        `semantics/properties.py`)."""
+        if self._attr_reads is None:
+            reads = [n for n in walk_local(self.node)
+                     if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load) and _named(n.value)]
+            reads.sort(key=lambda a: (a.lineno, a.col_offset))
+            self._attr_reads = [ast.copy_location(ast.Call(func=n, args=[], keywords=[]), n) for n in reads]
+        return self._attr_reads
+
     def is_generator(self) -> bool:
         if self._generator is None:
             self._scan()
@@ -300,6 +313,13 @@ _SCANNED_NODES = (ast.Call, ast.Return, ast.Yield, ast.YieldFrom, ast.FunctionDe
                   ast.Global, ast.Nonlocal, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.With,
                   ast.AsyncWith, ast.Import, ast.ImportFrom, ast.ExceptHandler)
 _SCANNED: dict[type, bool] = {}
+
+
+def _named(node: ast.AST) -> bool:
+    """Whether `node` is a name or an attribute chain on one (`self`, `self.a.b`)."""
+    while isinstance(node, ast.Attribute):  # (compact.py's nodes are subclasses)
+        node = node.value
+    return isinstance(node, ast.Name)
 
 
 def walk_local(node: ast.AST) -> Iterator[ast.AST]:

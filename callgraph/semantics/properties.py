@@ -3,6 +3,13 @@
 `obj.x` where `x` is a property of `obj`'s class calls the getter with `self` bound to `obj`,
 and the read's value is what the getter returns (`functools.cached_property` the same, on the
 first read). Read on the class itself, `C.x` is the property object, not a call.
+
+The read is also an edge to the getter (`getters`), so what the getter calls is explored: before,
+only its value was read, and a target reached inside a getter was a false "unreachable". The
+exploration asks about each attribute read whose receiver is read off names (`x.attr`,
+`self.a.attr`: `FuncInfo.attribute_reads`); for a receiver known by a base type, each in-tree
+subclass's own getter counts too. A read off another expression (`f().attr`, `xs[0].attr`) is
+not asked about: a getter reached only that way is still missed.
 """
 from __future__ import annotations
 
@@ -10,7 +17,7 @@ from typing import FrozenSet
 
 from ..index import decorator_names
 from ..index.scopes import FuncInfo, first_param
-from ..values import Ctx, Value, VExt
+from ..values import Ctx, Value, VExt, VInst
 from .protocol import Inference
 from .rule import Rule
 
@@ -18,7 +25,9 @@ DECORATORS = decorator_names.PROPERTY
 
 
 class Property(Rule):
-    """`@property` / `@cached_property` getters run on attribute access"""
+    """`@property` / `@cached_property` getters run on attribute access: the read's value is the
+    getter's, and a read off names (`x.attr`, `self.a.attr`) is an edge to the getter (each
+    in-tree override's, for a receiver known by its base type)"""
 
     name = "property"
     where = ("semantics/properties.py", "infer/classes.py")
@@ -31,7 +40,31 @@ def is_property(fn: FuncInfo) -> bool:
 def read(ev: Inference, fn: FuncInfo, owner: Value, tags: set[str]) -> FrozenSet[Value]:
     """`owner.x` for the getter `fn`: what it returns with `self` bound to `owner`."""
     tags.add(RULE.name)
-    return ev.returns(fn, Ctx(fn.qual, ((first_param(fn) or "self", frozenset({owner})),)))
+    return ev.returns(fn, context(fn, owner))
+
+
+def context(fn: FuncInfo, owner: Value) -> Ctx:
+    """The getter `fn` run with `self` bound to `owner`."""
+    return Ctx(fn.qual, ((first_param(fn) or "self", frozenset({owner})),))
+
+
+def getters(ev: Inference, owners: FrozenSet[Value], attr: str) -> list[tuple[FuncInfo, Value]]:
+    """The in-tree getters reading `attr` on each of `owners` runs, with the owner each is bound
+    to: the class's own, and for an instance known by its base type each in-tree subclass's."""
+    cm = ev.classes
+    out: list[tuple[FuncInfo, Value]] = []
+    for v in owners:
+        if v.__class__ is not VInst:
+            continue
+        found = cm.method(v.qual, attr)
+        if found is not None and is_property(found[0]):
+            out.append((found[0], v))
+        if not v.exact:
+            for sub in cm.overriders(v.qual, (attr,)):
+                below = cm.method(sub, attr)
+                if below is not None and is_property(below[0]):
+                    out.append((below[0], VInst(sub, exact=False)))
+    return out
 
 
 ON_CLASS: FrozenSet[Value] = frozenset({VExt("builtins.property")})  # `C.x`: the property object
