@@ -17,8 +17,10 @@ from . import __version__, heap
 from .index import decorator_names
 from .index.project import Project
 from .index.scopes import first_param
-from .semantics import (PRECEDENCE, constructor, decorators, external, isinstance_narrowing, iter_protocol, properties,
-                        with_protocol)
+from .semantics import (PRECEDENCE, constructor, decorators, external, isinstance_narrowing, item_protocol, iter_protocol,
+                        properties, with_protocol)
+from .semantics.binding import bind
+from .semantics.rule import CallArgs
 from .semantics.rule import Dispatch, Target
 from .infer.evaluator import Evaluator, Scope
 from .values import Ctx
@@ -262,7 +264,28 @@ class Explorer:
             d = self._getters(node.func, scope)
             if d is not None and self._follow(ex, state, fn, node, d, "getter", is_target, nxt):
                 return True
+        for kind, node in fn.item_accesses(item_protocol.calls):  # `obj[k]` runs __getitem__
+            d = self._items(node, scope)
+            if d is not None and self._follow(ex, state, fn, node, d, kind, is_target, nxt):
+                return True
         return False
+
+    def _items(self, node: ast.Call, scope: Scope) -> Dispatch | None:
+        """The in-tree `__getitem__` / `__setitem__` / `__delitem__` a subscript runs
+        (semantics/item_protocol.py), the key bound; None when none does."""
+        try:
+            owners = self.ev.eval(node.func.value, scope, set())
+            found = item_protocol.methods(self.ev, owners, node.func.attr)
+            if not found:
+                return None
+            key = self.ev.eval(node.args[0], scope, set())
+        except RecursionError:
+            self.ev.close()
+            return None
+        d = Dispatch()
+        for method, owner in found:
+            d.targets.append(Target(method.qual, bind(method, owner, CallArgs([key]), None), iter_protocol.RULE.name))
+        return d
 
     def _getters(self, node: ast.Attribute, scope: Scope) -> Dispatch | None:
         """The getters the read `node` runs (semantics/properties.py), as a dispatch; None when
@@ -379,7 +402,7 @@ def graph_view(ex: Exploration, roots: tuple[str, ...], entry: str, names: set[s
 
 # The rule that names an implicit call's hop, by its kind.
 IMPLICIT_RULE = {"decorate": decorators.RULE.name, "raise": constructor.RULE.name, "iter": iter_protocol.RULE.name,
-                 "with": iter_protocol.RULE.name, "getter": properties.RULE.name}
+                 "with": iter_protocol.RULE.name, "getter": properties.RULE.name, "item": iter_protocol.RULE.name}
 
 
 def implicit_calls(node: ast.AST) -> list[tuple[str, ast.Call]]:
@@ -406,6 +429,8 @@ def _implicit_text(kind: str, node: ast.Call) -> str:
             return f"with {ast.unparse(node.func.value)}"[:80]
         if kind == "getter":
             return ast.unparse(node.func)[:80]
+        if kind == "item":
+            return f"{ast.unparse(node.func.value)}[{ast.unparse(node.args[0])}]"[:80]
         inner = node.func.value
         while isinstance(inner, ast.Call):
             inner = inner.func.value

@@ -39,6 +39,7 @@ class FuncInfo:
     _implicit: list | None = None
     _special: list | None = None
     _attr_reads: list | None = None
+    _items: list | None = None
     _params: frozenset | None = None
     _kind: str | None = None
     _local_reads: dict | None = None  # name -> local_read(name)
@@ -222,6 +223,16 @@ class FuncInfo:
             reads.sort(key=lambda a: (a.lineno, a.col_offset))
             self._attr_reads = [ast.copy_location(ast.Call(func=n, args=[], keywords=[]), n) for n in reads]
         return self._attr_reads
+
+    def item_accesses(self, make) -> list[tuple[str, ast.Call]]:
+        """The subscripts of the body whose object is read off names (`x[k]`, `self.t[k]`), as
+        what `make(node)` gives (synthetic calls: semantics/item_protocol.py), in source order,
+        memoised."""
+        if self._items is None:
+            subs = [n for n in walk_local(self.node) if isinstance(n, ast.Subscript) and _named(n.value)]
+            subs.sort(key=lambda a: (a.lineno, a.col_offset))
+            self._items = [pair for n in subs for pair in make(n)]
+        return self._items
 
     def is_generator(self) -> bool:
         if self._generator is None:

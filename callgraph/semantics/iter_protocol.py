@@ -16,10 +16,11 @@ from .rule import Rule
 
 class IterProtocol(Rule):
     """implicit dunder calls: `for x in obj` calls `obj.__iter__()` and the iterator's
-    `__next__()`; `with m:` calls `m.__enter__()` and `m.__exit__(...)`"""
+    `__next__()`; `with m:` calls `m.__enter__()` and `m.__exit__(...)`; `obj[k]` calls
+    `obj.__getitem__(k)` (`__setitem__`, `__delitem__`) of an in-tree class"""
 
     name = "protocol"
-    where = ("semantics/iter_protocol.py", "semantics/with_protocol.py", "explore.py")
+    where = ("semantics/iter_protocol.py", "semantics/with_protocol.py", "semantics/item_protocol.py", "explore.py")
 
 
 RULE = IterProtocol()

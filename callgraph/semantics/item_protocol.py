@@ -1,0 +1,50 @@
+"""`protocol` (subscripts): `obj[k]` calls `type(obj).__getitem__(obj, k)`; `obj[k] = v` its
+`__setitem__`, `del obj[k]` its `__delitem__`.
+
+A plain class of the tree defining these runs code there (a lazy mapping importing and
+building what a key names, a cache filling a slot). The value of `obj[k]` was read off
+`__getitem__`'s return (`infer/calls.py` `dunder`, `container_subclass.py`), but the method was
+no edge, so a target reached inside it was a false "unreachable". The exploration asks, for
+each subscript whose object is read off names (`x[k]`, `self.table[k]`: as for property getters,
+`FuncInfo.item_accesses`), which in-tree methods run: the class's own, and each in-tree
+subclass's override for an object known by its base type; each is an edge named `protocol`,
+with the key bound. A subscript of another expression (`f()[k]`) is not asked about, and an
+object not inferred blocks nothing here (tensor indexing would block every query).
+"""
+from __future__ import annotations
+
+import ast
+from typing import FrozenSet
+
+from ..index.scopes import FuncInfo
+from ..values import Value, VInst
+
+METHODS = {ast.Load: "__getitem__", ast.Store: "__setitem__", ast.Del: "__delitem__"}
+
+
+def calls(node: ast.Subscript) -> list[tuple[str, ast.Call]]:
+    """The synthetic call a subscript makes, `obj.__getitem__(k)` (or `__setitem__` /
+    `__delitem__` by its context), placed at the subscript."""
+    name = next((m for ctx, m in METHODS.items() if isinstance(node.ctx, ctx)), None)
+    if name is None:
+        return []
+    func = ast.copy_location(ast.Attribute(value=node.value, attr=name, ctx=ast.Load()), node)
+    return [("item", ast.copy_location(ast.Call(func=func, args=[node.slice], keywords=[]), node))]
+
+
+def methods(ev, owners: FrozenSet[Value], name: str) -> list[tuple[FuncInfo, Value]]:
+    """The in-tree methods `name` that run on each of `owners`, with the owner each is bound to."""
+    cm = ev.classes
+    out: list[tuple[FuncInfo, Value]] = []
+    for v in owners:
+        if v.__class__ is not VInst:
+            continue
+        found = cm.method(v.qual, name)
+        if found is not None:
+            out.append((found[0], v))
+        if not v.exact:
+            for sub in cm.overriders(v.qual, (name,)):
+                below = cm.method(sub, name)
+                if below is not None:
+                    out.append((below[0], VInst(sub, exact=False)))
+    return out
