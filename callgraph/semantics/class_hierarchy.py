@@ -64,6 +64,26 @@ def overriders(ev, qual: str, names: tuple[str, ...]) -> list[str]:
     return out
 
 
+def cone_methods(ev, owners: FrozenSet[Value], name: str, keep=None) -> list:
+    """(method, owner) for the in-tree method `name` (those `keep` accepts) that an implicit call
+    runs on each instance among `owners`: its class's, and for one known by its base type each
+    in-tree subclass's override, bound to an instance of that subclass or below."""
+    cm = ev.classes
+    out = []
+    for v in owners:
+        if v.__class__ is not VInst:
+            continue
+        found = cm.method(v.qual, name)
+        if found is not None and (keep is None or keep(found[0])):
+            out.append((found[0], v))
+        if not v.exact:
+            for sub in cm.overriders(v.qual, (name,)):
+                below = cm.method(sub, name)
+                if below is not None and (keep is None or keep(below[0])):
+                    out.append((below[0], VInst(sub, exact=False)))
+    return out
+
+
 def assigned_below(classes, v: VInst, attr: str, tags: set[str]) -> FrozenSet[Value]:
     """`v.attr` for `v` known by its base type: what the code of each in-tree subclass gives it
     that the base's own code does not (`self.attr = ...` in a method of the subclass, of a base

@@ -17,7 +17,8 @@ import ast
 from typing import FrozenSet
 
 from ..index.scopes import FuncInfo
-from ..values import Value, VInst
+from ..values import Value
+from . import class_hierarchy
 
 METHODS = {ast.Load: "__getitem__", ast.Store: "__setitem__", ast.Del: "__delitem__"}
 
@@ -34,17 +35,4 @@ def calls(node: ast.Subscript) -> list[tuple[str, ast.Call]]:
 
 def methods(ev, owners: FrozenSet[Value], name: str) -> list[tuple[FuncInfo, Value]]:
     """The in-tree methods `name` that run on each of `owners`, with the owner each is bound to."""
-    cm = ev.classes
-    out: list[tuple[FuncInfo, Value]] = []
-    for v in owners:
-        if v.__class__ is not VInst:
-            continue
-        found = cm.method(v.qual, name)
-        if found is not None:
-            out.append((found[0], v))
-        if not v.exact:
-            for sub in cm.overriders(v.qual, (name,)):
-                below = cm.method(sub, name)
-                if below is not None:
-                    out.append((below[0], VInst(sub, exact=False)))
-    return out
+    return class_hierarchy.cone_methods(ev, owners, name)

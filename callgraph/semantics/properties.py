@@ -17,7 +17,8 @@ from typing import FrozenSet
 
 from ..index import decorator_names
 from ..index.scopes import FuncInfo, first_param
-from ..values import Ctx, Value, VExt, VInst
+from ..values import Ctx, Value, VExt
+from . import class_hierarchy
 from .protocol import Inference
 from .rule import Rule
 
@@ -51,20 +52,7 @@ def context(fn: FuncInfo, owner: Value) -> Ctx:
 def getters(ev: Inference, owners: FrozenSet[Value], attr: str) -> list[tuple[FuncInfo, Value]]:
     """The in-tree getters reading `attr` on each of `owners` runs, with the owner each is bound
     to: the class's own, and for an instance known by its base type each in-tree subclass's."""
-    cm = ev.classes
-    out: list[tuple[FuncInfo, Value]] = []
-    for v in owners:
-        if v.__class__ is not VInst:
-            continue
-        found = cm.method(v.qual, attr)
-        if found is not None and is_property(found[0]):
-            out.append((found[0], v))
-        if not v.exact:
-            for sub in cm.overriders(v.qual, (attr,)):
-                below = cm.method(sub, attr)
-                if below is not None and is_property(below[0]):
-                    out.append((below[0], VInst(sub, exact=False)))
-    return out
+    return class_hierarchy.cone_methods(ev, owners, attr, keep=is_property)
 
 
 ON_CLASS: FrozenSet[Value] = frozenset({VExt("builtins.property")})  # `C.x`: the property object
