@@ -20,8 +20,7 @@ from .index.scopes import first_param
 from .semantics import (PRECEDENCE, constructor, decorators, external, isinstance_narrowing, item_protocol, iter_protocol,
                         properties, with_protocol)
 from .semantics.binding import bind
-from .semantics.rule import CallArgs
-from .semantics.rule import Dispatch, Target
+from .semantics.rule import CallArgs, Dispatch, Target
 from .infer.evaluator import Evaluator, Scope
 from .values import Ctx
 
