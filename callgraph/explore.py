@@ -19,8 +19,7 @@ from .index.project import Project
 from .index.scopes import first_param
 from .semantics import (PRECEDENCE, constructor, decorators, external, isinstance_narrowing, item_protocol, iter_protocol,
                         properties, with_protocol)
-from .semantics.binding import bind
-from .semantics.rule import CallArgs, Dispatch, Target
+from .semantics.rule import Dispatch, Target
 from .infer.evaluator import Evaluator, Scope
 from .values import Ctx
 
@@ -260,48 +259,28 @@ class Explorer:
         for node in fn.attribute_reads():  # `obj.x` runs x's getter where x is a property
             if dead and id(node.func) in dead:
                 continue
-            d = self._getters(node.func, scope)
+            d = self._implicit(node.func.value, scope, lambda owners: properties.runs(self.ev, owners, node.func.attr),
+                               properties.RULE.name)
             if d is not None and self._follow(ex, state, fn, node, d, "getter", is_target, nxt):
                 return True
         for kind, node in fn.item_accesses(item_protocol.calls):  # `obj[k]` runs __getitem__
-            d = self._items(node, scope)
+            d = self._implicit(node.func.value, scope, lambda owners: item_protocol.runs(self.ev, owners, node, scope),
+                               iter_protocol.RULE.name)
             if d is not None and self._follow(ex, state, fn, node, d, kind, is_target, nxt):
                 return True
         return False
 
-    def _items(self, node: ast.Call, scope: Scope) -> Dispatch | None:
-        """The in-tree `__getitem__` / `__setitem__` / `__delitem__` a subscript runs
-        (semantics/item_protocol.py), the key bound; None when none does."""
+    def _implicit(self, receiver: ast.AST, scope: Scope, runs, rule: str) -> Dispatch | None:
+        """What an implicit call on `receiver` runs (`runs(owners)`: (function, context) pairs; a
+        property's getter, a subscript's `__getitem__`), as a dispatch under `rule`; None when
+        nothing runs, or when reading the receiver overflows the stack (then nothing is known of
+        it; the run goes on)."""
         try:
-            owners = self.ev.eval(node.func.value, scope, set())
-            found = item_protocol.methods(self.ev, owners, node.func.attr)
-            if not found:
-                return None
-            key = self.ev.eval(node.args[0], scope, set())
+            found = runs(self.ev.eval(receiver, scope, set()))
         except RecursionError:
             self.ev.close()
             return None
-        d = Dispatch()
-        for method, owner in found:
-            d.targets.append(Target(method.qual, bind(method, owner, CallArgs([key]), None), iter_protocol.RULE.name))
-        return d
-
-    def _getters(self, node: ast.Attribute, scope: Scope) -> Dispatch | None:
-        """The getters the read `node` runs (semantics/properties.py), as a dispatch; None when
-        none does, or when reading the receiver overflows the stack (then nothing is known
-        of it; the rest of the run goes on)."""
-        try:
-            owners = self.ev.eval(node.value, scope, set())
-        except RecursionError:
-            self.ev.close()
-            return None
-        found = properties.getters(self.ev, owners, node.attr)
-        if not found:
-            return None
-        d = Dispatch()
-        for getter, owner in found:
-            d.targets.append(Target(getter.qual, properties.context(getter, owner), properties.RULE.name))
-        return d
+        return Dispatch(targets=[Target(qual, ctx, rule) for qual, ctx in found]) if found else None
 
     def _dispatch(self, fn, node: ast.Call, scope: Scope) -> Dispatch:
         """The call's dispatch; one that overflows the stack leaves the site unresolved (in

@@ -39,6 +39,7 @@ class FuncInfo:
     _implicit: list | None = None
     _special: list | None = None
     _attr_reads: list | None = None
+    _subscripts: list | None = None  # read by _scan_reads, until item_accesses makes them _items
     _items: list | None = None
     _params: frozenset | None = None
     _kind: str | None = None
@@ -218,10 +219,7 @@ class FuncInfo:
         at it (a path's step is a call): where a property's getter may run (explore.py asks
         `semantics/properties.py`)."""
         if self._attr_reads is None:
-            reads = [n for n in walk_local(self.node)
-                     if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load) and _named(n.value)]
-            reads.sort(key=lambda a: (a.lineno, a.col_offset))
-            self._attr_reads = [ast.copy_location(ast.Call(func=n, args=[], keywords=[]), n) for n in reads]
+            self._scan_reads()
         return self._attr_reads
 
     def item_accesses(self, make) -> list[tuple[str, ast.Call]]:
@@ -229,10 +227,29 @@ class FuncInfo:
         what `make(node)` gives (synthetic calls: semantics/item_protocol.py), in source order,
         memoised."""
         if self._items is None:
-            subs = [n for n in walk_local(self.node) if isinstance(n, ast.Subscript) and _named(n.value)]
-            subs.sort(key=lambda a: (a.lineno, a.col_offset))
-            self._items = [pair for n in subs for pair in make(n)]
+            if self._subscripts is None:
+                self._scan_reads()
+            self._items = [pair for n in self._subscripts for pair in make(n)]
+            self._subscripts = None
         return self._items
+
+    def _scan_reads(self) -> None:
+        """One walk over the body for the reads implicit calls may hide in: attribute reads (as
+        synthetic calls) and subscripts (as they are, for `item_accesses`' maker)."""
+        reads: list[ast.Attribute] = []
+        subs: list[ast.Subscript] = []
+        for n in walk_local(self.node):
+            if isinstance(n, ast.Attribute):
+                if isinstance(n.ctx, ast.Load) and _named(n.value):
+                    reads.append(n)
+            elif isinstance(n, ast.Subscript) and _named(n.value):
+                subs.append(n)
+        order = lambda a: (a.lineno, a.col_offset)  # noqa: E731
+        if self._attr_reads is None:
+            self._attr_reads = [ast.copy_location(ast.Call(func=n, args=[], keywords=[]), n)
+                                for n in sorted(reads, key=order)]
+        if self._items is None:
+            self._subscripts = sorted(subs, key=order)
 
     def is_generator(self) -> bool:
         if self._generator is None:

@@ -18,10 +18,11 @@ does not become the builtin's (`len` gives an int whatever `__len__` returns; th
 """
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import FrozenSet
 
-from ..values import EMPTY, Value, VExt, VFunc, VInst
+from ..values import EMPTY, Value, VExt
+from . import class_hierarchy
+from .binding import bind
 from .rule import Call, CallArgs, Outcome, Rule
 
 # builtin -> the dunders it calls on its first argument, each tried only where no earlier one is
@@ -33,13 +34,16 @@ CALLS = {
     "builtins.float": ("__float__",), "builtins.round": ("__round__",), "builtins.next": ("__next__",),
     "builtins.reversed": ("__reversed__",),
 }
-# builtins that iterate the arguments at these positions ("*": every positional argument)
+# builtins that iterate the positional arguments in these slices
 ITERATING = {
-    "builtins.list": (0,), "builtins.tuple": (0,), "builtins.set": (0,), "builtins.frozenset": (0,),
-    "builtins.sorted": (0,), "builtins.sum": (0,), "builtins.any": (0,), "builtins.all": (0,),
-    "builtins.enumerate": (0,), "builtins.zip": "*", "builtins.filter": (1,), "builtins.map": "*",
-    "builtins.iter": (0,), "builtins.min": (0,), "builtins.max": (0,),
+    "builtins.list": slice(0, 1), "builtins.tuple": slice(0, 1), "builtins.set": slice(0, 1),
+    "builtins.frozenset": slice(0, 1), "builtins.sorted": slice(0, 1), "builtins.sum": slice(0, 1),
+    "builtins.any": slice(0, 1), "builtins.all": slice(0, 1), "builtins.enumerate": slice(0, 1),
+    "builtins.zip": slice(0, None), "builtins.filter": slice(1, 2), "builtins.map": slice(1, None),
+    "builtins.iter": slice(0, 1), "builtins.min": slice(0, 1), "builtins.max": slice(0, 1),
 }
+# ... only when given one positional argument (`min(a, b)` compares, `iter(f, sentinel)` calls f)
+ONE_ARGUMENT = frozenset({"builtins.min", "builtins.max", "builtins.iter"})
 
 
 class BuiltinDunders(Rule):
@@ -62,12 +66,8 @@ class BuiltinDunders(Rule):
         if name in CALLS:
             _run(call, pos[0], CALLS[name])
         where = ITERATING.get(name)
-        if where is not None and not (name in ("builtins.min", "builtins.max") and len(pos) > 1) \
-                and not (name == "builtins.iter" and len(pos) > 1):
-            picked = pos if where == "*" else [pos[i] for i in where if i < len(pos)]
-            if name == "builtins.map":
-                picked = pos[1:]
-            for vals in picked:
+        if where is not None and not (name in ONE_ARGUMENT and len(pos) > 1):
+            for vals in pos[where]:
                 iterators = _run(call, vals, ("__iter__",))
                 _run(call, iterators, ("__next__",))
         return None  # the value is the builtins' rule's
@@ -77,28 +77,17 @@ def _run(call: Call, values: FrozenSet[Value], names: tuple[str, ...]) -> Frozen
     """Each in-tree instance among `values` has the first of `names` its class (or, for one known
     by a base type, each class of its cone) gives from the tree called, as an edge of this rule
     whose value is not the call's; what those methods return."""
-    ev, d = call.calls.ev, call.dispatch
+    ev = call.calls.ev
     out: set[Value] = set()
     for m in values:
-        if m.__class__ is not VInst:
-            continue
         for attr in names:
-            found = [f for f in ev.attribute(frozenset({m}), attr, set()) if f.__class__ is VFunc
-                     and f.qual in ev.p.functions]
-            if not found:
-                continue
-            first, returning = len(d.targets), len(d.returning)
-            for f in found:
-                call.calls.call_value(f, CallArgs(), call.node, call.scope, d, set())
-            added = d.targets[first:]
-            del d.targets[first:]
-            del d.returning[returning:]
-            for t in added:
-                d.targets.append(replace(t, rule=RULE.name))
-                fn = ev.p.functions.get(t.fn)
-                if fn is not None:
-                    out |= ev.returns(fn, t.ctx)
-            break
+            found = class_hierarchy.cone_methods(ev, frozenset({m}), attr)
+            for fn, owner in found:
+                ctx = bind(fn, owner, CallArgs(), None)
+                call.calls.add_target(fn.qual, ctx, RULE.name, call.dispatch)
+                out |= ev.returns(fn, ctx)
+            if found:
+                break
     return frozenset(out) if out else EMPTY
 
 

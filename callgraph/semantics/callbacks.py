@@ -45,14 +45,17 @@ class Callbacks(Rule):
     def apply(self, call: Call) -> Outcome:
         """Each function among the arguments is a target; the call's value is left to the
         caller's default (an external result)."""
-        args = call.args
-        values = [m for a in list(args.pos) + list(args.kw.values()) for m in a]
-        hand_over(call.calls, values, CallArgs(), call.dispatch, self.name,
+        hand_over(call.calls, handed(call.args), CallArgs(), call.dispatch, self.name,
                   instances=_may_call_instances(call.value.name))
         return None
 
 
 RULE = Callbacks()
+
+
+def handed(args: CallArgs) -> list:
+    """The values given to a call, positional then keyword: what an outside callee may call."""
+    return [m for a in list(args.pos) + list(args.kw.values()) for m in a]
 
 
 def hand_over(calls, values, args: CallArgs, d, rule: str, instances: bool = True) -> None:

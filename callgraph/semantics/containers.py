@@ -126,9 +126,8 @@ def _module_method(call: Call, seq: VSeq, attr: str) -> Outcome:
     returning the module give the container back. Any other attribute was set on it: unknown."""
     call.tags.add(RULE.name)
     if attr in NN_MODULE_API:  # no external edge: a list literal's `.float()` is no call of torch's
-        args = call.args
-        handed = [m for a in list(args.pos) + list(args.kw.values()) for m in a]
-        callbacks.hand_over(call.calls, handed, CallArgs(), call.dispatch, callbacks.RULE.name, instances=False)
+        callbacks.hand_over(call.calls, callbacks.handed(call.args), CallArgs(), call.dispatch, callbacks.RULE.name,
+                            instances=False)
         return frozenset({seq}) if attr in RETURNS_SELF else frozenset({VExt(f"torch.nn.Module.{attr}()")})
     why = (f"'.{attr}' of a container that may be a torch nn.ModuleList / ModuleDict / Sequential: "
            "an attribute set on it is not followed")

@@ -16,9 +16,10 @@ from __future__ import annotations
 import ast
 from typing import FrozenSet
 
-from ..index.scopes import FuncInfo
-from ..values import Value
+from ..values import Ctx, Value
 from . import class_hierarchy
+from .binding import bind
+from .rule import CallArgs
 
 METHODS = {ast.Load: "__getitem__", ast.Store: "__setitem__", ast.Del: "__delitem__"}
 
@@ -33,6 +34,11 @@ def calls(node: ast.Subscript) -> list[tuple[str, ast.Call]]:
     return [("item", ast.copy_location(ast.Call(func=func, args=[node.slice], keywords=[]), node))]
 
 
-def methods(ev, owners: FrozenSet[Value], name: str) -> list[tuple[FuncInfo, Value]]:
-    """The in-tree methods `name` that run on each of `owners`, with the owner each is bound to."""
-    return class_hierarchy.cone_methods(ev, owners, name)
+def runs(ev, owners: FrozenSet[Value], call: ast.Call, scope) -> list[tuple[str, Ctx]]:
+    """The in-tree methods the synthetic `call` (`calls`) runs on each of `owners`, each with
+    its owner and the key bound."""
+    found = class_hierarchy.cone_methods(ev, owners, call.func.attr)
+    if not found:
+        return []
+    key = ev.eval(call.args[0], scope, set())
+    return [(fn.qual, bind(fn, owner, CallArgs([key]), None)) for fn, owner in found]

@@ -4,7 +4,7 @@
 and the read's value is what the getter returns (`functools.cached_property` the same, on the
 first read). Read on the class itself, `C.x` is the property object, not a call.
 
-The read is also an edge to the getter (`getters`), so what the getter calls is explored: before,
+The read is also an edge to the getter (`runs`), so what the getter calls is explored: before,
 only its value was read, and a target reached inside a getter was a false "unreachable". The
 exploration asks about each attribute read whose receiver is read off names (`x.attr`,
 `self.a.attr`: `FuncInfo.attribute_reads`); for a receiver known by a base type, each in-tree
@@ -49,10 +49,11 @@ def context(fn: FuncInfo, owner: Value) -> Ctx:
     return Ctx(fn.qual, ((first_param(fn) or "self", frozenset({owner})),))
 
 
-def getters(ev: Inference, owners: FrozenSet[Value], attr: str) -> list[tuple[FuncInfo, Value]]:
-    """The in-tree getters reading `attr` on each of `owners` runs, with the owner each is bound
-    to: the class's own, and for an instance known by its base type each in-tree subclass's."""
-    return class_hierarchy.cone_methods(ev, owners, attr, keep=is_property)
+def runs(ev: Inference, owners: FrozenSet[Value], attr: str) -> list[tuple[str, Ctx]]:
+    """The in-tree getters reading `attr` on each of `owners` runs, each in its context: the
+    class's own, and for an instance known by its base type each in-tree subclass's."""
+    return [(fn.qual, context(fn, owner))
+            for fn, owner in class_hierarchy.cone_methods(ev, owners, attr, keep=is_property)]
 
 
 ON_CLASS: FrozenSet[Value] = frozenset({VExt("builtins.property")})  # `C.x`: the property object
