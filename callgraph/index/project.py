@@ -10,10 +10,11 @@ import ast
 import re
 import time
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable
 
 from ..roots import MAX_FILE_MB, SourceRoot, too_big
 from .compact import compact
+from . import redefinitions
 from .decorator_names import decorator_name
 from .scopes import Binding, ClassInfo, FuncInfo, ModuleInfo, collect_bindings, store_lines
 from .sources import Sources
@@ -284,8 +285,9 @@ class Project:
                          store_lines=store_lines(src.text) if src is not None and src.text is not None else None)
         self.by_path[path] = mod
         try:
+            mod.renamed = redefinitions.names(tree, name)
             for stmt in tree.body:
-                collect_bindings(stmt, mod.globals, name, mod.package)
+                collect_bindings(stmt, mod.globals, name, mod.package, mod.renamed)
             self._register(tree.body, mod, name, cls=None, parent=None)
         except RecursionError:  # defs or targets nested deeper than the stack: skip, as unparsable
             self._unregister(mod)
@@ -359,11 +361,14 @@ class Project:
     # -- definitions ---------------------------------------------------------------------
     def _register(self, body, mod: ModuleInfo, scope: str, cls: ClassInfo | None, parent: FuncInfo | None) -> None:
         for node in body:
-            for sub in _defs_in(node):
+            for sub in redefinitions.defs_in(node):
                 if isinstance(sub, ast.ClassDef):
                     self._register_class(sub, mod, f"{scope}.{sub.name}", parent)
                 else:
-                    qual = f"{scope}.{sub.name}"
+                    plain = f"{scope}.{sub.name}"
+                    qual = mod.renamed.get(id(sub), plain) if mod.renamed else plain
+                    if qual is None:
+                        continue  # an overload stub the implementation below replaces
                     fn = FuncInfo(
                         qual=qual,
                         name=sub.name,
@@ -373,13 +378,9 @@ class Project:
                         parent=parent,
                         decorators=tuple(decorator_name(d) for d in sub.decorator_list),
                     )
-                    if qual in self.functions and cls is not None and cls.methods.get(sub.name):
-                        # property setters and overloads redefine the name: keep the first
-                        # (the getter), remember nothing of the rest.
-                        continue
                     self.functions[qual] = fn
-                    if cls is not None:
-                        cls.methods.setdefault(sub.name, fn)
+                    if cls is not None and qual == plain:  # a redefinition's own name is no method's
+                        cls.methods[sub.name] = fn
                     self._register(sub.body, mod, qual, cls=None, parent=fn)
 
     def classes_in(self, mod: ModuleInfo) -> list[ClassInfo]:
@@ -391,7 +392,7 @@ class Project:
             self.classes[qual] = info
             self._classes_by_module.setdefault(id(mod), []).append(info)
         for stmt in node.body:
-            collect_bindings(stmt, info.attrs, qual, mod.package)
+            collect_bindings(stmt, info.attrs, qual, mod.package, mod.renamed)
         self._register(node.body, mod, qual, cls=info, parent=parent)
 
     def lambda_info(self, node: ast.Lambda, enclosing: FuncInfo | None, mod: ModuleInfo) -> FuncInfo:
@@ -415,22 +416,6 @@ class Project:
                 if start <= line <= end and (best is None or fn.node.lineno >= best.node.lineno):
                     best = fn
         return best
-
-
-def _defs_in(node: ast.AST) -> Iterator[ast.AST]:
-    """Defs directly in a body, including those nested in if/try/with blocks of that body."""
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        yield node
-        return
-    if isinstance(node, (ast.If, ast.Try, ast.With, ast.AsyncWith, ast.For, ast.While)) or (
-        hasattr(ast, "TryStar") and isinstance(node, getattr(ast, "TryStar"))
-    ):
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.stmt):
-                yield from _defs_in(child)
-            elif isinstance(child, ast.ExceptHandler):
-                for s in child.body:
-                    yield from _defs_in(s)
 
 
 __all__ = ["Project", "Binding", "ClassInfo", "FuncInfo", "ModuleInfo"]

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Union
 
-from . import decorator_names
+from . import decorator_names, redefinitions
 from .bindings import ANY_KEY, Binding
 from .children import child_fields, child_nodes
 from .flow import body_reads
@@ -159,12 +159,12 @@ class FuncInfo:
                 # Python 3: a comprehension's target is its own scope's, not this body's: no
                 # statement of the body rebinds it (flow.py's reads outside the comprehension
                 # do not see it; reads inside fall back to every binding, this one included)
-                bind_node(n, comprehended, scope_qual, package, local)
+                bind_node(n, comprehended, scope_qual, package, local, self.module.renamed)
                 continue
             table = made.get(id(owner))
             if table is None:
                 table = made[id(owner)] = {}
-            bind_node(n, table, scope_qual, package, local)
+            bind_node(n, table, scope_qual, package, local, self.module.renamed)
             if selfname is not None:
                 self_assigns.extend(_self_assignments(n, selfname))
         calls.sort(key=lambda c: (c.lineno, c.col_offset))
@@ -316,6 +316,8 @@ class ModuleInfo:
     is_package: bool
     globals: dict[str, list[Binding]] = field(default_factory=dict)
     store_lines: tuple[int, ...] | None = None  # of its text (store_lines); None: not read, any line
+    # id(def) -> its name where a body defines the name twice (index/redefinitions.py)
+    renamed: dict[int, str | None] = field(default_factory=dict)
 
     @property
     def package(self) -> str:
@@ -571,13 +573,14 @@ def _bind_target(target: ast.AST, table: dict, make) -> None:
             _add(table, sub.value.id, make(path + ("*",)))
 
 
-def collect_bindings(root: ast.AST, table: dict, scope_qual: str, package: str) -> None:
+def collect_bindings(root: ast.AST, table: dict, scope_qual: str, package: str, renamed: dict | None = None) -> None:
     """Bindings made in one scope (a function body or a module body), nested scopes excluded."""
     for node in walk_local(root) if not isinstance(root, ast.stmt) else _walk_stmt(root):
-        bind_node(node, table, scope_qual, package)
+        bind_node(node, table, scope_qual, package, False, renamed)
 
 
-def bind_node(node: ast.AST, table: dict, scope_qual: str, package: str, local: bool = False) -> None:
+def bind_node(node: ast.AST, table: dict, scope_qual: str, package: str, local: bool = False,
+              renamed: dict | None = None) -> None:
     """The bindings one node makes in its scope (`scope_qual` names its definitions). In a
     function body (`local`), `x: T = v` binds `v` alone: the annotation adds no value at run
     time, and nothing outside the function can set its local (`attention_interface: Callable =
@@ -610,7 +613,11 @@ def bind_node(node: ast.AST, table: dict, scope_qual: str, package: str, local: 
         for name, target in import_bindings(node, package):
             _add(table, name, Binding("import", target=target))
     elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        _add(table, node.name, Binding("def", target=f"{scope_qual}.{node.name}"))
+        if renamed and id(node) in renamed:  # a name defined twice in the body (redefinitions.py)
+            if renamed[id(node)] is not None and redefinitions.binds(node):
+                _add(table, node.name, Binding("def", target=renamed[id(node)]))
+        else:
+            _add(table, node.name, Binding("def", target=f"{scope_qual}.{node.name}"))
     elif isinstance(node, ast.ClassDef):
         _add(table, node.name, Binding("class", target=f"{scope_qual}.{node.name}"))
     elif isinstance(node, ast.ExceptHandler) and node.name:

@@ -10,6 +10,8 @@ qualified names already match PyCG's for functions, methods and nested defs (`ma
   with PyCG's pseudo-type, `builtins.str.join` as `<**PyStr**>.join`, `builtins.dict.items` as
   `<**PyDict**>.items`.
 - module-level code: PyCG names it by the module (`main`); a caller `main.<module>` becomes `main`.
+- a name a body defines twice: ours tell the defs apart (`main.f<def:LINE>`, a property's
+  `main.C.x<setter:LINE>`: `index/redefinitions.py`), PyCG names each `main.f`.
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from ..index.sources import read_file
 from ..model import GraphView
 
 _LAMBDA = re.compile(r"<lambda:(\d+):(\d+)>$")
+_REDEFINED = re.compile(r"<(?:def|setter|deleter|getter):\d+>")
 MODULE_SUFFIX = ".<module>"
 
 
@@ -41,6 +44,7 @@ PSEUDO_TYPES = {"str": "PyStr", "dict": "PyDict", "list": "PyList", "tuple": "Py
 
 
 def _plain(q: str) -> str:
+    q = _REDEFINED.sub("", q)
     if q.startswith("builtins."):
         rest = q[len("builtins."):]
         head, dot, attr = rest.partition(".")
