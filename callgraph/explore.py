@@ -268,7 +268,20 @@ class Explorer:
                                iter_protocol.RULE.name)
             if d is not None and self._follow(ex, state, fn, node, d, kind, is_target, nxt):
                 return True
+        for kind, node in fn.attribute_stores(self._store_calls):  # `obj.x = v` runs x's setter
+            if dead and id(node.func) in dead:
+                continue
+            d = self._implicit(node.func.value, scope,
+                               lambda owners: properties.accessor_runs(self.ev, owners, node.func.attr, kind),
+                               properties.RULE.name)
+            if d is not None and self._follow(ex, state, fn, node, d, kind, is_target, nxt):
+                return True
         return False
+
+    def _store_calls(self, node: ast.Attribute) -> list[tuple[str, ast.Call]]:
+        """The setter's or deleter's synthetic call of an attribute store, where some file of
+        the scope defines an accessor of that name."""
+        return properties.store_calls(node) if node.attr in self.p.accessor_names() else []
 
     def _implicit(self, receiver: ast.AST, scope: Scope, runs, rule: str) -> Dispatch | None:
         """What an implicit call on `receiver` runs (`runs(owners)`: (function, context) pairs; a
@@ -311,7 +324,8 @@ class Explorer:
             callee = self.p.functions.get(t.fn)
             rule, via = _rule_and_via(t.rule, d.tags, callee)
             if implicit is not None:
-                rule, via = IMPLICIT_RULE[implicit], tuple(dict.fromkeys((rule,) + via))
+                named = IMPLICIT_RULE[implicit]
+                rule, via = named, tuple(r for r in dict.fromkeys((rule,) + via) if r != named)
             ctx = self.add_edge(ex, state, fn, node, t.fn, t.ctx, rule, via, implicit, t.key)
             if ctx is None:
                 continue
@@ -380,7 +394,8 @@ def graph_view(ex: Exploration, roots: tuple[str, ...], entry: str, names: set[s
 
 # The rule that names an implicit call's hop, by its kind.
 IMPLICIT_RULE = {"decorate": decorators.RULE.name, "raise": constructor.RULE.name, "iter": iter_protocol.RULE.name,
-                 "with": iter_protocol.RULE.name, "getter": properties.RULE.name, "item": iter_protocol.RULE.name}
+                 "with": iter_protocol.RULE.name, "getter": properties.RULE.name, "item": iter_protocol.RULE.name,
+                 "setter": properties.RULE.name, "deleter": properties.RULE.name}
 
 
 def implicit_calls(node: ast.AST) -> list[tuple[str, ast.Call]]:
@@ -407,6 +422,10 @@ def _implicit_text(kind: str, node: ast.Call) -> str:
             return f"with {ast.unparse(node.func.value)}"[:80]
         if kind == "getter":
             return ast.unparse(node.func)[:80]
+        if kind == "setter":
+            return f"{ast.unparse(node.func)} = ..."[:80]
+        if kind == "deleter":
+            return f"del {ast.unparse(node.func)}"[:80]
         if kind == "item":
             return f"{ast.unparse(node.func.value)}[{ast.unparse(node.args[0])}]"[:80]
         inner = node.func.value
@@ -436,7 +455,8 @@ def _rule_and_via(rule: str, tags: frozenset, callee) -> tuple[str, tuple[str, .
     (`direct`) is named by the most specific rule that typed its receiver instead. `via`: the
     other rules involved, in the registry's precedence (semantics.REGISTRY)."""
     rules = set(tags) | {rule}
-    if callee is not None and any(d not in decorator_names.PLAIN for d in callee.decorators):
+    if callee is not None and any(d not in decorator_names.PLAIN and not d.endswith(decorator_names.ACCESSOR_SUFFIXES)
+                                  for d in callee.decorators):
         rules.add("decorator")
     ranked = sorted((r for r in rules if r in PRECEDENCE), key=PRECEDENCE.__getitem__)
     primary = rule if rule != "direct" or not ranked else ranked[0]

@@ -25,10 +25,11 @@ PLAIN = NON_CALLING - WRAPS
 PROPERTY = ("property", "cached_property", "functools.cached_property", "abc.abstractproperty")
 # A generator function turned into a context manager factory (`semantics/contextmanager.py`).
 CONTEXT_MANAGER = ("contextlib.contextmanager", "contextmanager")
-# The method kinds a decorator gives (`FuncInfo.kind`); `.setter`/`.getter` make an accessor.
+# The method kinds a decorator gives (`FuncInfo.kind`); `.setter`/`.getter`/`.deleter` make an
+# accessor (index/redefinitions.py), whose hop is named like a plain def's (explore.py).
 KINDS = {"staticmethod": "staticmethod", "classmethod": "classmethod", "property": "property",
          "cached_property": "property", "functools.cached_property": "property"}
-ACCESSOR_SUFFIXES = (".setter", ".getter")
+ACCESSOR_SUFFIXES = (".setter", ".getter", ".deleter")
 
 
 def decorator_name(node: ast.expr) -> str:

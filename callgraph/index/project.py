@@ -29,6 +29,7 @@ _DEF_NAME = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
 # `["name"] =`. Three patterns, each starting with a literal, so the scan skips ahead: one pattern
 # of three alternatives, two of them zero-width lookaheads, was tried at every position (1.5 s
 # over SGLang srt's 36 MB; 0.6 s as three), and finds the same names in the same files.
+_ACCESSOR = re.compile(r"@\s*(?:\w+\s*\.\s*)*?(\w+)\s*\.\s*(?:setter|deleter)\b")
 _STORED = re.compile(r"\.\s*(\w+)(?=\s*(?::[^=\n]+)?(?:[-+*/%@&|^]|//|\*\*|<<|>>)?=(?!=))")
 _STORED_SETATTR = re.compile(r"setattr\s*\([^,]*,\s*[rbuf]*[\"'](\w+)[\"']")
 _STORED_KEY = re.compile(r"\[\s*[rbuf]*[\"'](\w+)[\"']\s*\]\s*=(?!=)")
@@ -58,6 +59,7 @@ class Project:
         self._def_names_read: dict[Path, set[str]] = {}
         self._classes_by_module: dict[int, list[ClassInfo]] = {}
         self._stored_names: dict[str, tuple] | None = None  # name -> files storing it (_stores_by_text)
+        self._accessor_names: frozenset[str] | None = None
 
     # -- files ---------------------------------------------------------------------------
     def scope_files(self) -> list[Path]:
@@ -114,6 +116,21 @@ class Project:
         Every such name of the scope is read in one pass (each occurrence, overlapping ones
         included, as a search per name would find it), once: asked at every global read."""
         return name in self._stores_by_text()
+
+    def accessor_names(self) -> frozenset[str]:
+        """The names some scope file defines a property setter or deleter for (`@x.setter`),
+        off the parsed functions once load_all() has parsed the scope, else by a regex over
+        the texts (a module not yet loaded may hold the subclass whose setter runs). Only a
+        store of one of these names may run a setter (explore.py asks no other)."""
+        if self._accessor_names is None:
+            if self._loaded_all:
+                found = {d.rpartition(".")[0].rpartition(".")[2] for fn in self.functions.values()
+                         for d in fn.decorators if d.endswith((".setter", ".deleter"))}
+            else:
+                found = {m.group(1) for _, text in self.texts() if ".setter" in text or ".deleter" in text
+                         for m in _ACCESSOR.finditer(text)}
+            self._accessor_names = frozenset(found)
+        return self._accessor_names
 
     def files_storing(self, name: str) -> tuple:
         """The scope files whose text may set an attribute `name` on something other than a
@@ -381,6 +398,8 @@ class Project:
                     self.functions[qual] = fn
                     if cls is not None and qual == plain:  # a redefinition's own name is no method's
                         cls.methods[sub.name] = fn
+                    elif cls is not None and redefinitions.accessor(sub) is not None:
+                        cls.accessors[(sub.name, redefinitions.accessor(sub))] = fn
                     self._register(sub.body, mod, qual, cls=None, parent=fn)
 
     def classes_in(self, mod: ModuleInfo) -> list[ClassInfo]:

@@ -43,7 +43,7 @@ def names(tree: ast.Module, module: str) -> dict[int, str | None]:
 
 def binds(node: ast.AST) -> bool:
     """Whether a def binds its name (an accessor does not: the name stays the property)."""
-    return _accessor(node) is None
+    return accessor(node) is None
 
 
 def _body(body: list, scope: str, out: dict) -> None:
@@ -65,7 +65,7 @@ def _body(body: list, scope: str, out: dict) -> None:
 def _name(name: str, found: list, scope: str, out: dict) -> None:
     plain = []
     for d in found:
-        kind = _accessor(d)
+        kind = accessor(d)
         if kind is not None:
             out[id(d)] = f"{scope}.{name}<{kind}:{d.lineno}>"
         else:
@@ -80,7 +80,8 @@ def _name(name: str, found: list, scope: str, out: dict) -> None:
             out[id(d)] = f"{scope}.{name}<def:{d.lineno}>"
 
 
-def _accessor(d: ast.AST) -> str | None:
+def accessor(d: ast.AST) -> str | None:
+    """"setter", "deleter" or "getter" for a def decorated `@<its name>.setter` (...), else None."""
     name = getattr(d, "name", None)
     for dec in getattr(d, "decorator_list", ()):
         if (isinstance(dec, ast.Attribute) and dec.attr in ACCESSORS and isinstance(dec.value, ast.Name)

@@ -41,6 +41,8 @@ class FuncInfo:
     _attr_reads: list | None = None
     _subscripts: list | None = None  # read by _scan_reads, until item_accesses makes them _items
     _items: list | None = None
+    _stores: list | None = None  # read by _scan_reads, until attribute_stores makes them _setters
+    _setters: list | None = None
     _params: frozenset | None = None
     _kind: str | None = None
     _local_reads: dict | None = None  # name -> local_read(name)
@@ -233,23 +235,41 @@ class FuncInfo:
             self._subscripts = None
         return self._items
 
+    def attribute_stores(self, make) -> list[tuple[str, ast.Call]]:
+        """The attribute stores and deletions of the body whose receiver is read off names
+        (`x.attr = v`, `del self.a.attr`), as what `make(node)` gives (synthetic calls: where a
+        property's setter or deleter may run, semantics/properties.py), in source order,
+        memoised."""
+        if self._setters is None:
+            if self._stores is None:
+                self._scan_reads()
+            self._setters = [pair for n in self._stores for pair in make(n)]
+            self._stores = None
+        return self._setters
+
     def _scan_reads(self) -> None:
         """One walk over the body for the reads implicit calls may hide in: attribute reads (as
-        synthetic calls) and subscripts (as they are, for `item_accesses`' maker)."""
+        synthetic calls), subscripts and attribute stores (as they are, for `item_accesses`' and
+        `attribute_stores`' makers). `x.a += v` reads `x.a` before it stores it."""
         reads: list[ast.Attribute] = []
         subs: list[ast.Subscript] = []
+        stores: list[ast.Attribute] = []
         for n in walk_local(self.node):
             if isinstance(n, ast.Attribute):
-                if isinstance(n.ctx, ast.Load) and _named(n.value):
-                    reads.append(n)
+                if _named(n.value):
+                    (reads if isinstance(n.ctx, ast.Load) else stores).append(n)
             elif isinstance(n, ast.Subscript) and _named(n.value):
                 subs.append(n)
+            elif isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Attribute) and _named(n.target.value):
+                reads.append(n.target)
         order = lambda a: (a.lineno, a.col_offset)  # noqa: E731
         if self._attr_reads is None:
             self._attr_reads = [ast.copy_location(ast.Call(func=n, args=[], keywords=[]), n)
                                 for n in sorted(reads, key=order)]
         if self._items is None:
             self._subscripts = sorted(subs, key=order)
+        if self._setters is None:
+            self._stores = sorted(stores, key=order)
 
     def is_generator(self) -> bool:
         if self._generator is None:
@@ -290,6 +310,8 @@ class ClassInfo:
     module: "ModuleInfo"
     methods: dict[str, FuncInfo] = field(default_factory=dict)
     attrs: dict[str, list[Binding]] = field(default_factory=dict)
+    # (name, "setter" / "deleter") -> the accessor of the property `name` this body defines
+    accessors: dict[tuple[str, str], FuncInfo] = field(default_factory=dict)
     _self_attrs: dict | None = None
 
     @property

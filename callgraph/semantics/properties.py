@@ -10,9 +10,15 @@ exploration asks about each attribute read whose receiver is read off names (`x.
 `self.a.attr`: `FuncInfo.attribute_reads`); for a receiver known by a base type, each in-tree
 subclass's own getter counts too. A read off another expression (`f().attr`, `xs[0].attr`) is
 not asked about: a getter reached only that way is still missed.
+
+A store `obj.x = v` runs the property's setter and `del obj.x` its deleter (`@x.setter`,
+indexed as `Cls.x<setter:LINE>`: index/redefinitions.py); `obj.x += v` runs the getter, then
+the setter. The exploration asks about the stores whose receiver is read off names and whose
+name some file defines a setter or deleter for (`Project.accessor_names`).
 """
 from __future__ import annotations
 
+import ast
 from typing import FrozenSet
 
 from ..index import decorator_names
@@ -28,7 +34,8 @@ DECORATORS = decorator_names.PROPERTY
 class Property(Rule):
     """`@property` / `@cached_property` getters run on attribute access: the read's value is the
     getter's, and a read off names (`x.attr`, `self.a.attr`) is an edge to the getter (each
-    in-tree override's, for a receiver known by its base type)"""
+    in-tree override's, for a receiver known by its base type); a store into it (`x.attr = v`)
+    is an edge to its setter, a deletion to its deleter"""
 
     name = "property"
     where = ("semantics/properties.py", "infer/classes.py")
@@ -54,6 +61,28 @@ def runs(ev: Inference, owners: FrozenSet[Value], attr: str) -> list[tuple[str, 
     class's own, and for an instance known by its base type each in-tree subclass's."""
     return [(fn.qual, context(fn, owner))
             for fn, owner in class_hierarchy.cone_methods(ev, owners, attr, keep=is_property)]
+
+
+def store_calls(node: ast.Attribute) -> list[tuple[str, ast.Call]]:
+    """The synthetic call a store `obj.x = v` (a deletion `del obj.x`) makes where `x` is a
+    property with a setter (deleter): `obj.x()` placed at the store, of kind "setter"
+    ("deleter")."""
+    kind = "deleter" if isinstance(node.ctx, ast.Del) else "setter"
+    return [(kind, ast.copy_location(ast.Call(func=node, args=[], keywords=[]), node))]
+
+
+def accessor_runs(ev: Inference, owners: FrozenSet[Value], attr: str, kind: str) -> list[tuple[str, Ctx]]:
+    """The in-tree setters (`kind` "setter") or deleters a store into `attr` on each of
+    `owners` runs, each with `self` bound: the accessor the property's own class body defines
+    beside the getter the MRO finds (a subclass redefining the property without a setter has
+    none), and for an instance known by its base type each in-tree subclass's. The value
+    stored is not bound (the setter's parameter is read as not given)."""
+    out = []
+    for getter, owner in class_hierarchy.cone_methods(ev, owners, attr, keep=is_property):
+        fn = getter.cls.accessors.get((attr, kind)) if getter.cls is not None else None
+        if fn is not None:
+            out.append((fn.qual, context(fn, owner)))
+    return out
 
 
 ON_CLASS: FrozenSet[Value] = frozenset({VExt("builtins.property")})  # `C.x`: the property object
