@@ -256,7 +256,7 @@ class Explorer:
                 ex.unresolved.append(UnresolvedSite(row, node, fn, depth, state))
             if self._follow(ex, state, fn, node, d, kind, is_target, nxt):
                 return True
-        for node in fn.attribute_reads():  # `obj.x` runs x's getter where x is a property
+        for node in fn.attribute_reads(self._read_calls):  # `obj.x` runs x's getter where x is a property
             if dead and id(node.func) in dead:
                 continue
             d = self._implicit(node.func.value, scope, lambda owners: properties.runs(self.ev, owners, node.func.attr),
@@ -277,6 +277,13 @@ class Explorer:
             if d is not None and self._follow(ex, state, fn, node, d, kind, is_target, nxt):
                 return True
         return False
+
+    def _read_calls(self, node: ast.Attribute) -> list[ast.Call]:
+        """The getter's synthetic call `obj.x()` of an attribute read, placed at it, where some
+        file of the scope defines a property of that name."""
+        if node.attr not in self.p.property_names():
+            return []
+        return [ast.copy_location(ast.Call(func=node, args=[], keywords=[]), node)]
 
     def _store_calls(self, node: ast.Attribute) -> list[tuple[str, ast.Call]]:
         """The setter's or deleter's synthetic call of an attribute store, where some file of

@@ -14,7 +14,7 @@ from typing import Callable
 
 from ..roots import MAX_FILE_MB, SourceRoot, too_big
 from .compact import compact
-from . import redefinitions
+from . import decorator_names, redefinitions
 from .decorator_names import decorator_name
 from .scopes import Binding, ClassInfo, FuncInfo, ModuleInfo, collect_bindings, store_lines
 from .sources import Sources
@@ -29,6 +29,9 @@ _DEF_NAME = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
 # `["name"] =`. Three patterns, each starting with a literal, so the scan skips ahead: one pattern
 # of three alternatives, two of them zero-width lookaheads, was tried at every position (1.5 s
 # over SGLang srt's 36 MB; 0.6 s as three), and finds the same names in the same files.
+# a def after a property decorator, other decorators (of up to 8 lines) between
+_PROPERTY = re.compile(r"^[ \t]*@[ \t]*(?:functools[ \t]*\.[ \t]*|abc[ \t]*\.[ \t]*)?(?:property|cached_property|"
+                       r"abstractproperty)\b(?:[^\n]*\n){1,8}?[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
 _ACCESSOR = re.compile(r"@\s*(?:\w+\s*\.\s*)*?(\w+)\s*\.\s*(?:setter|deleter)\b")
 _STORED = re.compile(r"\.\s*(\w+)(?=\s*(?::[^=\n]+)?(?:[-+*/%@&|^]|//|\*\*|<<|>>)?=(?!=))")
 _STORED_SETATTR = re.compile(r"setattr\s*\([^,]*,\s*[rbuf]*[\"'](\w+)[\"']")
@@ -60,6 +63,7 @@ class Project:
         self._classes_by_module: dict[int, list[ClassInfo]] = {}
         self._stored_names: dict[str, tuple] | None = None  # name -> files storing it (_stores_by_text)
         self._accessor_names: frozenset[str] | None = None
+        self._property_names: frozenset[str] | None = None
 
     # -- files ---------------------------------------------------------------------------
     def scope_files(self) -> list[Path]:
@@ -116,6 +120,22 @@ class Project:
         Every such name of the scope is read in one pass (each occurrence, overlapping ones
         included, as a search per name would find it), once: asked at every global read."""
         return name in self._stores_by_text()
+
+    def property_names(self) -> frozenset[str]:
+        """The names some scope file defines a property getter for (`@property`,
+        `@cached_property`: the decorators `semantics/properties.py` reads), off the parsed
+        functions once load_all() has parsed the scope, else by a regex over the texts that
+        errs towards yes. Only a read of one of these names may run a getter (explore.py asks
+        about no other: 56k of transformers' 410k attribute reads)."""
+        if self._property_names is None:
+            if self._loaded_all:
+                found = {fn.name for fn in self.functions.values()
+                         if any(d in decorator_names.PROPERTY for d in fn.decorators)}
+            else:
+                found = {m.group(1) for _, text in self.texts() if "property" in text
+                         for m in _PROPERTY.finditer(text)}
+            self._property_names = frozenset(found)
+        return self._property_names
 
     def accessor_names(self) -> frozenset[str]:
         """The names some scope file defines a property setter or deleter for (`@x.setter`),

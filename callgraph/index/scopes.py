@@ -39,6 +39,7 @@ class FuncInfo:
     _implicit: list | None = None
     _special: list | None = None
     _attr_reads: list | None = None
+    _reads_seen: list | None = None  # read by _scan_reads, until attribute_reads makes them _attr_reads
     _subscripts: list | None = None  # read by _scan_reads, until item_accesses makes them _items
     _items: list | None = None
     _stores: list | None = None  # read by _scan_reads, until attribute_stores makes them _setters
@@ -215,19 +216,21 @@ class FuncInfo:
             self._implicit = [pair for node in self._special if node is not self.node for pair in make(node)]
         return self._implicit
 
-    def attribute_reads(self) -> list[ast.Call]:
-        """The attribute reads of the body whose receiver is read off names alone (`x.attr`,
-        `self.a.attr`), in source order, memoised, each as the synthetic call `x.attr()` placed
-        at it (a path's step is a call): where a property's getter may run (explore.py asks
-        `semantics/properties.py`)."""
+    def attribute_reads(self, make) -> list[ast.Call]:
+        """The attribute reads of the body (`x.attr`, `self.a.attr`, `f().attr`), as what
+        `make(node)` gives (synthetic calls `x.attr()` placed at each, a path's step being a
+        call: where a property's getter may run, explore.py asks `semantics/properties.py`),
+        in source order, memoised."""
         if self._attr_reads is None:
-            self._scan_reads()
+            if self._reads_seen is None:
+                self._scan_reads()
+            self._attr_reads = [c for n in self._reads_seen for c in make(n)]
+            self._reads_seen = None
         return self._attr_reads
 
     def item_accesses(self, make) -> list[tuple[str, ast.Call]]:
-        """The subscripts of the body whose object is read off names (`x[k]`, `self.t[k]`), as
-        what `make(node)` gives (synthetic calls: semantics/item_protocol.py), in source order,
-        memoised."""
+        """The subscripts of the body (`x[k]`, `self.t[k]`, `f()[k]`), as what `make(node)`
+        gives (synthetic calls: semantics/item_protocol.py), in source order, memoised."""
         if self._items is None:
             if self._subscripts is None:
                 self._scan_reads()
@@ -236,10 +239,9 @@ class FuncInfo:
         return self._items
 
     def attribute_stores(self, make) -> list[tuple[str, ast.Call]]:
-        """The attribute stores and deletions of the body whose receiver is read off names
-        (`x.attr = v`, `del self.a.attr`), as what `make(node)` gives (synthetic calls: where a
-        property's setter or deleter may run, semantics/properties.py), in source order,
-        memoised."""
+        """The attribute stores and deletions of the body (`x.attr = v`, `del self.a.attr`), as
+        what `make(node)` gives (synthetic calls: where a property's setter or deleter may run,
+        semantics/properties.py), in source order, memoised."""
         if self._setters is None:
             if self._stores is None:
                 self._scan_reads()
@@ -248,24 +250,23 @@ class FuncInfo:
         return self._setters
 
     def _scan_reads(self) -> None:
-        """One walk over the body for the reads implicit calls may hide in: attribute reads (as
-        synthetic calls), subscripts and attribute stores (as they are, for `item_accesses`' and
-        `attribute_stores`' makers). `x.a += v` reads `x.a` before it stores it."""
+        """One walk over the body for the reads implicit calls may hide in: attribute reads,
+        subscripts and attribute stores, kept as they are until the makers of
+        `attribute_reads`, `item_accesses` and `attribute_stores` take them. `x.a += v` reads
+        `x.a` before it stores it."""
         reads: list[ast.Attribute] = []
         subs: list[ast.Subscript] = []
         stores: list[ast.Attribute] = []
         for n in walk_local(self.node):
             if isinstance(n, ast.Attribute):
-                if _named(n.value):
-                    (reads if isinstance(n.ctx, ast.Load) else stores).append(n)
-            elif isinstance(n, ast.Subscript) and _named(n.value):
+                (reads if isinstance(n.ctx, ast.Load) else stores).append(n)
+            elif isinstance(n, ast.Subscript):
                 subs.append(n)
-            elif isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Attribute) and _named(n.target.value):
+            elif isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Attribute):
                 reads.append(n.target)
         order = lambda a: (a.lineno, a.col_offset)  # noqa: E731
         if self._attr_reads is None:
-            self._attr_reads = [ast.copy_location(ast.Call(func=n, args=[], keywords=[]), n)
-                                for n in sorted(reads, key=order)]
+            self._reads_seen = sorted(reads, key=order)
         if self._items is None:
             self._subscripts = sorted(subs, key=order)
         if self._setters is None:
@@ -365,13 +366,6 @@ _SCANNED_NODES = (ast.Call, ast.Return, ast.Yield, ast.YieldFrom, ast.FunctionDe
                   ast.Global, ast.Nonlocal, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.With,
                   ast.AsyncWith, ast.Import, ast.ImportFrom, ast.ExceptHandler)
 _SCANNED: dict[type, bool] = {}
-
-
-def _named(node: ast.AST) -> bool:
-    """Whether `node` is a name or an attribute chain on one (`self`, `self.a.b`)."""
-    while isinstance(node, ast.Attribute):  # (compact.py's nodes are subclasses)
-        node = node.value
-    return isinstance(node, ast.Name)
 
 
 def walk_local(node: ast.AST) -> Iterator[ast.AST]:

@@ -5,11 +5,10 @@ A plain class of the tree defining these runs code there (a lazy mapping importi
 building what a key names, a cache filling a slot). The value of `obj[k]` was read off
 `__getitem__`'s return (`infer/calls.py` `dunder`, `container_subclass.py`), but the method was
 no edge, so a target reached inside it was a false "unreachable". The exploration asks, for
-each subscript whose object is read off names (`x[k]`, `self.table[k]`: as for property getters,
-`FuncInfo.item_accesses`), which in-tree methods run: the class's own, and each in-tree
-subclass's override for an object known by its base type; each is an edge named `protocol`,
-with the key bound. A subscript of another expression (`f()[k]`) is not asked about, and an
-object not inferred blocks nothing here (tensor indexing would block every query).
+each subscript (`x[k]`, `self.table[k]`, `self.model(x)[0]`: `FuncInfo.item_accesses`), which
+in-tree methods run: the class's own, and each in-tree subclass's override for an object known
+by its base type; each is an edge named `protocol`, with the key bound. An object not inferred
+blocks nothing here (tensor indexing would block every query).
 """
 from __future__ import annotations
 

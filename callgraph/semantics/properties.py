@@ -6,10 +6,10 @@ first read). Read on the class itself, `C.x` is the property object, not a call.
 
 The read is also an edge to the getter (`runs`), so what the getter calls is explored: before,
 only its value was read, and a target reached inside a getter was a false "unreachable". The
-exploration asks about each attribute read whose receiver is read off names (`x.attr`,
-`self.a.attr`: `FuncInfo.attribute_reads`); for a receiver known by a base type, each in-tree
-subclass's own getter counts too. A read off another expression (`f().attr`, `xs[0].attr`) is
-not asked about: a getter reached only that way is still missed.
+exploration asks about each attribute read (`x.attr`, `self.a.attr`, `f().attr`, `xs[0].attr`:
+`FuncInfo.attribute_reads`) whose name some file defines a property of
+(`Project.property_names`); for a receiver known by a base type, each in-tree subclass's own
+getter counts too.
 
 A store `obj.x = v` runs the property's setter and `del obj.x` its deleter (`@x.setter`,
 indexed as `Cls.x<setter:LINE>`: index/redefinitions.py); `obj.x += v` runs the getter, then
@@ -33,9 +33,9 @@ DECORATORS = decorator_names.PROPERTY
 
 class Property(Rule):
     """`@property` / `@cached_property` getters run on attribute access: the read's value is the
-    getter's, and a read off names (`x.attr`, `self.a.attr`) is an edge to the getter (each
-    in-tree override's, for a receiver known by its base type); a store into it (`x.attr = v`)
-    is an edge to its setter, a deletion to its deleter"""
+    getter's, and the read is an edge to the getter (each in-tree override's, for a receiver
+    known by its base type); a store into it (`x.attr = v`) is an edge to its setter, a
+    deletion to its deleter"""
 
     name = "property"
     where = ("semantics/properties.py", "infer/classes.py")
