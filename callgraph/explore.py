@@ -18,7 +18,7 @@ from .index import decorator_names
 from .index.project import Project
 from .index.scopes import first_param
 from .semantics import (PRECEDENCE, constructor, decorators, external, isinstance_narrowing, item_protocol, iter_protocol,
-                        properties, with_protocol)
+                        operator_protocol, properties, with_protocol)
 from .semantics.rule import Dispatch, Target
 from .infer.evaluator import Evaluator, Scope
 from .values import Ctx
@@ -268,6 +268,12 @@ class Explorer:
                                iter_protocol.RULE.name)
             if d is not None and self._follow(ex, state, fn, node, d, kind, is_target, nxt):
                 return True
+        for kind, node in fn.operator_calls(self._operator_calls):  # `a + b` runs a.__add__, b.__radd__
+            d = self._implicit(node.func.value, scope,
+                               lambda owners: operator_protocol.runs(self.ev, owners, node, scope),
+                               iter_protocol.RULE.name)
+            if d is not None and self._follow(ex, state, fn, node, d, kind, is_target, nxt):
+                return True
         for kind, node in fn.attribute_stores(self._store_calls):  # `obj.x = v` runs x's setter
             if dead and id(node.func) in dead:
                 continue
@@ -284,6 +290,11 @@ class Explorer:
         if node.attr not in self.p.property_names():
             return []
         return [ast.copy_location(ast.Call(func=node, args=[], keywords=[]), node)]
+
+    def _operator_calls(self, node: ast.AST) -> list[tuple[str, ast.Call]]:
+        """The synthetic dunder calls of an operator or truth test, for the dunders some file
+        of the scope defines."""
+        return operator_protocol.calls(node, self.p.dunder_names())
 
     def _store_calls(self, node: ast.Attribute) -> list[tuple[str, ast.Call]]:
         """The setter's or deleter's synthetic call of an attribute store, where some file of
@@ -402,7 +413,8 @@ def graph_view(ex: Exploration, roots: tuple[str, ...], entry: str, names: set[s
 # The rule that names an implicit call's hop, by its kind.
 IMPLICIT_RULE = {"decorate": decorators.RULE.name, "raise": constructor.RULE.name, "iter": iter_protocol.RULE.name,
                  "with": iter_protocol.RULE.name, "getter": properties.RULE.name, "item": iter_protocol.RULE.name,
-                 "setter": properties.RULE.name, "deleter": properties.RULE.name}
+                 "setter": properties.RULE.name, "deleter": properties.RULE.name,
+                 "operator": iter_protocol.RULE.name}
 
 
 def implicit_calls(node: ast.AST) -> list[tuple[str, ast.Call]]:
@@ -429,6 +441,8 @@ def _implicit_text(kind: str, node: ast.Call) -> str:
             return f"with {ast.unparse(node.func.value)}"[:80]
         if kind == "getter":
             return ast.unparse(node.func)[:80]
+        if kind == "operator":
+            return ast.unparse(node)[:80]
         if kind == "setter":
             return f"{ast.unparse(node.func)} = ..."[:80]
         if kind == "deleter":

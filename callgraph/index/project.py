@@ -32,6 +32,8 @@ _DEF_NAME = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
 # a def after a property decorator, other decorators (of up to 8 lines) between
 _PROPERTY = re.compile(r"^[ \t]*@[ \t]*(?:functools[ \t]*\.[ \t]*|abc[ \t]*\.[ \t]*)?(?:property|cached_property|"
                        r"abstractproperty)\b(?:[^\n]*\n){1,8}?[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
+_DUNDER = re.compile(r"__\w+__")
+_DUNDER_TEXT = re.compile(r"(?:\bdef[ \t]+(__\w+__)[ \t]*\(|^[ \t]*(__\w+__)[ \t]*(?::[^=\n]*)?=)", re.M)
 _ACCESSOR = re.compile(r"@\s*(?:\w+\s*\.\s*)*?(\w+)\s*\.\s*(?:setter|deleter)\b")
 _STORED = re.compile(r"\.\s*(\w+)(?=\s*(?::[^=\n]+)?(?:[-+*/%@&|^]|//|\*\*|<<|>>)?=(?!=))")
 _STORED_SETATTR = re.compile(r"setattr\s*\([^,]*,\s*[rbuf]*[\"'](\w+)[\"']")
@@ -64,6 +66,7 @@ class Project:
         self._stored_names: dict[str, tuple] | None = None  # name -> files storing it (_stores_by_text)
         self._accessor_names: frozenset[str] | None = None
         self._property_names: frozenset[str] | None = None
+        self._dunder_names: frozenset[str] | None = None
 
     # -- files ---------------------------------------------------------------------------
     def scope_files(self) -> list[Path]:
@@ -136,6 +139,21 @@ class Project:
                          for m in _PROPERTY.finditer(text)}
             self._property_names = frozenset(found)
         return self._property_names
+
+    def dunder_names(self) -> frozenset[str]:
+        """The dunder names (`__add__`, `__len__`...) some scope file defines or assigns in a
+        body, off the parsed functions and class attributes once load_all() has parsed the
+        scope, else by a regex over the texts. An operator asks about an operand's dunder only
+        where it is one of these (semantics/operator_protocol.py)."""
+        if self._dunder_names is None:
+            if self._loaded_all:
+                found = {fn.name for fn in self.functions.values() if _DUNDER.fullmatch(fn.name)}
+                found |= {a for c in self.classes.values() for a in c.attrs if _DUNDER.fullmatch(a)}
+            else:
+                found = {m.group(1) or m.group(2) for _, text in self.texts() if "__" in text
+                         for m in _DUNDER_TEXT.finditer(text)}
+            self._dunder_names = frozenset(found)
+        return self._dunder_names
 
     def accessor_names(self) -> frozenset[str]:
         """The names some scope file defines a property setter or deleter for (`@x.setter`),

@@ -44,6 +44,8 @@ class FuncInfo:
     _items: list | None = None
     _stores: list | None = None  # read by _scan_reads, until attribute_stores makes them _setters
     _setters: list | None = None
+    _ops_seen: list | None = None  # read by _scan_reads, until operator_calls makes them _operators
+    _operators: list | None = None
     _params: frozenset | None = None
     _kind: str | None = None
     _local_reads: dict | None = None  # name -> local_read(name)
@@ -249,6 +251,17 @@ class FuncInfo:
             self._stores = None
         return self._setters
 
+    def operator_calls(self, make) -> list[tuple[str, ast.Call]]:
+        """The operators and truth tests of the body (`a + b`, `-a`, `a < b`, `k in d`,
+        `a += b`, `if x:`, `x and y`...), as what `make(node)` gives (synthetic calls of their
+        operands' dunders: semantics/operator_protocol.py), in source order, memoised."""
+        if self._operators is None:
+            if self._ops_seen is None:
+                self._scan_reads()
+            self._operators = [pair for n in self._ops_seen for pair in make(n)]
+            self._ops_seen = None
+        return self._operators
+
     def _scan_reads(self) -> None:
         """One walk over the body for the reads implicit calls may hide in: attribute reads,
         subscripts and attribute stores, kept as they are until the makers of
@@ -257,13 +270,16 @@ class FuncInfo:
         reads: list[ast.Attribute] = []
         subs: list[ast.Subscript] = []
         stores: list[ast.Attribute] = []
+        ops: list[ast.AST] = []
         for n in walk_local(self.node):
             if isinstance(n, ast.Attribute):
                 (reads if isinstance(n.ctx, ast.Load) else stores).append(n)
             elif isinstance(n, ast.Subscript):
                 subs.append(n)
-            elif isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Attribute):
-                reads.append(n.target)
+            elif isinstance(n, _OPERATORS):
+                ops.append(n)
+                if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Attribute):
+                    reads.append(n.target)
         order = lambda a: (a.lineno, a.col_offset)  # noqa: E731
         if self._attr_reads is None:
             self._reads_seen = sorted(reads, key=order)
@@ -271,6 +287,8 @@ class FuncInfo:
             self._subscripts = sorted(subs, key=order)
         if self._setters is None:
             self._stores = sorted(stores, key=order)
+        if self._operators is None:
+            self._ops_seen = sorted(ops, key=_position)
 
     def is_generator(self) -> bool:
         if self._generator is None:
@@ -366,6 +384,17 @@ _SCANNED_NODES = (ast.Call, ast.Return, ast.Yield, ast.YieldFrom, ast.FunctionDe
                   ast.Global, ast.Nonlocal, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.With,
                   ast.AsyncWith, ast.Import, ast.ImportFrom, ast.ExceptHandler)
 _SCANNED: dict[type, bool] = {}
+
+
+# the nodes that run an operand's dunders: operators, truth tests, f-strings (operator_protocol.py)
+_OPERATORS = (ast.BinOp, ast.AugAssign, ast.UnaryOp, ast.Compare, ast.If, ast.While, ast.IfExp, ast.Assert,
+              ast.BoolOp, ast.comprehension, ast.FormattedValue)
+
+
+def _position(node: ast.AST) -> tuple[int, int]:
+    """Source order; a comprehension's clause (no position of its own) at its target's."""
+    at = node.target if isinstance(node, ast.comprehension) else node
+    return at.lineno, at.col_offset
 
 
 def walk_local(node: ast.AST) -> Iterator[ast.AST]:

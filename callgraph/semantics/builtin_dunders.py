@@ -2,7 +2,8 @@
 
 `len(x)` runs `type(x).__len__(x)`, `str(x)` its `__str__` (or `__repr__`, which `object.__str__`
 calls), `repr`, `hash`, `bool` (`__bool__`, else `__len__`), `abs`, `format` (`__format__`, else
-the string's), `int`, `float`, `round`, `next(x)` its `__next__`, `iter(x)` and `reversed(x)`
+the string's), `int`, `float`, `round`, `print(a, b)` each argument's `__str__` (or `__repr__`),
+`next(x)` its `__next__`, `iter(x)` and `reversed(x)`
 their `__iter__` / `__reversed__`; and the builtins that consume an iterable (`list(x)`,
 `tuple`, `set`, `frozenset`, `sorted`, `sum`, `any`, `all`, `min` / `max` of one argument,
 `enumerate`, `zip`, `filter` / `map`'s iterables, `dict.fromkeys`-free `dict(...)` is not one)
@@ -34,6 +35,8 @@ CALLS = {
     "builtins.float": ("__float__",), "builtins.round": ("__round__",), "builtins.next": ("__next__",),
     "builtins.reversed": ("__reversed__",),
 }
+# builtins that call these on every positional argument (`print(a, b)` formats each with str())
+EACH = {"builtins.print": ("__str__", "__repr__")}
 # builtins that iterate the positional arguments in these slices
 ITERATING = {
     "builtins.list": slice(0, 1), "builtins.tuple": slice(0, 1), "builtins.set": slice(0, 1),
@@ -49,7 +52,8 @@ ONE_ARGUMENT = frozenset({"builtins.min", "builtins.max", "builtins.iter"})
 class BuiltinDunders(Rule):
     """a builtin that calls a dunder method of its argument: `len(x)` runs `x.__len__()`,
     `str(x)` `__str__` (or `__repr__`), `repr`, `hash`, `bool`, `abs`, `format`, `int`, `float`,
-    `round`, `next(x)` `__next__`, `reversed(x)` `__reversed__`; `list(x)`, `tuple`, `set`,
+    `round`, `print(x, ...)` each one's `__str__` (or `__repr__`), `next(x)` `__next__`,
+    `reversed(x)` `__reversed__`; `list(x)`, `tuple`, `set`,
     `sorted`, `sum`, `any`, `all`, `enumerate`, `zip`, `map`, `filter`, `iter`, `min`/`max` of
     one argument run `x.__iter__()` and the iterator's `__next__()`"""
 
@@ -59,12 +63,14 @@ class BuiltinDunders(Rule):
 
     def applies(self, call: Call) -> bool:
         name = call.value.name
-        return (name in CALLS or name in ITERATING) and bool(call.args.pos)
+        return (name in CALLS or name in ITERATING or name in EACH) and bool(call.args.pos)
 
     def apply(self, call: Call) -> Outcome:
         name, pos = call.value.name, call.args.pos
         if name in CALLS:
             _run(call, pos[0], CALLS[name])
+        for vals in pos if name in EACH else ():
+            _run(call, vals, EACH[name])
         where = ITERATING.get(name)
         if where is not None and not (name in ONE_ARGUMENT and len(pos) > 1):
             for vals in pos[where]:
@@ -96,4 +102,4 @@ RULE = BuiltinDunders()
 
 def handles(name: str) -> bool:
     """Whether this rule reads the arguments of a call of the outside callee `name`."""
-    return name in CALLS or name in ITERATING
+    return name in CALLS or name in ITERATING or name in EACH

@@ -17,10 +17,13 @@ from .rule import Rule
 class IterProtocol(Rule):
     """implicit dunder calls: `for x in obj` calls `obj.__iter__()` and the iterator's
     `__next__()`; `with m:` calls `m.__enter__()` and `m.__exit__(...)`; `obj[k]` calls
-    `obj.__getitem__(k)` (`__setitem__`, `__delitem__`) of an in-tree class"""
+    `obj.__getitem__(k)` (`__setitem__`, `__delitem__`) of an in-tree class; operators call
+    their operands' dunders (`a + b`: `__add__` / `__radd__`, `a == b`, `k in obj`:
+    `__contains__`, `-a`, `a += b`), a truth test `__bool__` / `__len__` (`if obj:`, `not obj`)"""
 
     name = "protocol"
-    where = ("semantics/iter_protocol.py", "semantics/with_protocol.py", "semantics/item_protocol.py", "explore.py")
+    where = ("semantics/iter_protocol.py", "semantics/with_protocol.py", "semantics/item_protocol.py",
+             "semantics/operator_protocol.py", "explore.py")
 
 
 RULE = IterProtocol()
