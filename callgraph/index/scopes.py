@@ -38,14 +38,8 @@ class FuncInfo:
     _generator: bool | None = None
     _implicit: list | None = None
     _special: list | None = None
-    _attr_reads: list | None = None
-    _reads_seen: list | None = None  # read by _scan_reads, until attribute_reads makes them _attr_reads
-    _subscripts: list | None = None  # read by _scan_reads, until item_accesses makes them _items
-    _items: list | None = None
-    _stores: list | None = None  # read by _scan_reads, until attribute_stores makes them _setters
-    _setters: list | None = None
-    _ops_seen: list | None = None  # read by _scan_reads, until operator_calls makes them _operators
-    _operators: list | None = None
+    _reads_seen: list | None = None  # per kind, the nodes _scan_reads found, until _implicit_of makes them
+    _reads_made: list | None = None  # per kind, what _implicit_of made of them
     _params: frozenset | None = None
     _kind: str | None = None
     _local_reads: dict | None = None  # name -> local_read(name)
@@ -223,72 +217,60 @@ class FuncInfo:
         `make(node)` gives (synthetic calls `x.attr()` placed at each, a path's step being a
         call: where a property's getter may run, explore.py asks `semantics/properties.py`),
         in source order, memoised."""
-        if self._attr_reads is None:
-            if self._reads_seen is None:
-                self._scan_reads()
-            self._attr_reads = [c for n in self._reads_seen for c in make(n)]
-            self._reads_seen = None
-        return self._attr_reads
+        return self._implicit_of(_READS, make)
 
     def item_accesses(self, make) -> list[tuple[str, ast.Call]]:
         """The subscripts of the body (`x[k]`, `self.t[k]`, `f()[k]`), as what `make(node)`
         gives (synthetic calls: semantics/item_protocol.py), in source order, memoised."""
-        if self._items is None:
-            if self._subscripts is None:
-                self._scan_reads()
-            self._items = [pair for n in self._subscripts for pair in make(n)]
-            self._subscripts = None
-        return self._items
+        return self._implicit_of(_ITEMS, make)
 
     def attribute_stores(self, make) -> list[tuple[str, ast.Call]]:
         """The attribute stores and deletions of the body (`x.attr = v`, `del self.a.attr`), as
         what `make(node)` gives (synthetic calls: where a property's setter or deleter may run,
         semantics/properties.py), in source order, memoised."""
-        if self._setters is None:
-            if self._stores is None:
-                self._scan_reads()
-            self._setters = [pair for n in self._stores for pair in make(n)]
-            self._stores = None
-        return self._setters
+        return self._implicit_of(_STORES, make)
 
     def operator_calls(self, make) -> list[tuple[str, ast.Call]]:
-        """The operators and truth tests of the body (`a + b`, `-a`, `a < b`, `k in d`,
-        `a += b`, `if x:`, `x and y`...), as what `make(node)` gives (synthetic calls of their
-        operands' dunders: semantics/operator_protocol.py), in source order, memoised."""
-        if self._operators is None:
-            if self._ops_seen is None:
-                self._scan_reads()
-            self._operators = [pair for n in self._ops_seen for pair in make(n)]
-            self._ops_seen = None
-        return self._operators
+        """The operators, truth tests and f-string values of the body (`a + b`, `-a`, `a < b`,
+        `k in d`, `a += b`, `if x:`, `x and y`, `f"{x}"`...), as what `make(node)` gives
+        (synthetic calls of their operands' dunders: semantics/operator_protocol.py), in source
+        order, memoised."""
+        return self._implicit_of(_OPERATORS, make)
 
-    def _scan_reads(self) -> None:
-        """One walk over the body for the reads implicit calls may hide in: attribute reads,
-        subscripts and attribute stores, kept as they are until the makers of
-        `attribute_reads`, `item_accesses` and `attribute_stores` take them. `x.a += v` reads
-        `x.a` before it stores it."""
-        reads: list[ast.Attribute] = []
-        subs: list[ast.Subscript] = []
-        stores: list[ast.Attribute] = []
-        ops: list[ast.AST] = []
+    def _implicit_of(self, kind: int, make) -> list:
+        """What `make` gives for each node of one kind `_scan_reads` collects, memoised; the
+        nodes themselves are let go once made."""
+        made = self._reads_made
+        if made is None:
+            made = self._reads_made = [None] * len(_KINDS)
+        if made[kind] is None:
+            seen = self._reads_seen
+            if seen is None or seen[kind] is None:
+                seen = self._reads_seen = self._scan_reads()
+            made[kind] = [x for n in seen[kind] for x in make(n)]
+            seen[kind] = None
+            if all(x is None for x in seen):
+                self._reads_seen = None
+        return made[kind]
+
+    def _scan_reads(self) -> list:
+        """One walk over the body for the nodes implicit calls may hide in, by kind (`_KINDS`),
+        in source order: attribute reads, subscripts, attribute stores, and operators, truth
+        tests and f-string values; None for a kind already made. `x.a += v` reads `x.a` before
+        it stores it."""
+        found: list = [[] for _ in _KINDS]
+        reads, subs, stores, ops = found
         for n in walk_local(self.node):
             if isinstance(n, ast.Attribute):
                 (reads if isinstance(n.ctx, ast.Load) else stores).append(n)
             elif isinstance(n, ast.Subscript):
                 subs.append(n)
-            elif isinstance(n, _OPERATORS):
+            elif isinstance(n, _OPERATOR_NODES):
                 ops.append(n)
                 if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Attribute):
                     reads.append(n.target)
-        order = lambda a: (a.lineno, a.col_offset)  # noqa: E731
-        if self._attr_reads is None:
-            self._reads_seen = sorted(reads, key=order)
-        if self._items is None:
-            self._subscripts = sorted(subs, key=order)
-        if self._setters is None:
-            self._stores = sorted(stores, key=order)
-        if self._operators is None:
-            self._ops_seen = sorted(ops, key=_position)
+        return [None if self._reads_made[k] is not None else sorted(nodes, key=_position)
+                for k, nodes in enumerate(found)]
 
     def is_generator(self) -> bool:
         if self._generator is None:
@@ -386,8 +368,10 @@ _SCANNED_NODES = (ast.Call, ast.Return, ast.Yield, ast.YieldFrom, ast.FunctionDe
 _SCANNED: dict[type, bool] = {}
 
 
+# the kinds of nodes FuncInfo._scan_reads collects, in this order
+_KINDS = (_READS, _ITEMS, _STORES, _OPERATORS) = range(4)
 # the nodes that run an operand's dunders: operators, truth tests, f-strings (operator_protocol.py)
-_OPERATORS = (ast.BinOp, ast.AugAssign, ast.UnaryOp, ast.Compare, ast.If, ast.While, ast.IfExp, ast.Assert,
+_OPERATOR_NODES = (ast.BinOp, ast.AugAssign, ast.UnaryOp, ast.Compare, ast.If, ast.While, ast.IfExp, ast.Assert,
               ast.BoolOp, ast.comprehension, ast.FormattedValue)
 
 
