@@ -256,40 +256,29 @@ class Explorer:
                 ex.unresolved.append(UnresolvedSite(row, node, fn, depth, state))
             if self._follow(ex, state, fn, node, d, kind, is_target, nxt):
                 return True
-        for node in fn.attribute_reads(self._read_calls):  # `obj.x` runs x's getter where x is a property
+        for kind, node in self._implicit_sites(fn):  # getters, subscripts, operators, setters
             if dead and id(node.func) in dead:
                 continue
-            d = self._implicit(node.func.value, scope, lambda owners: properties.runs(self.ev, owners, node.func.attr),
-                               properties.RULE.name)
-            if d is not None and self._follow(ex, state, fn, node, d, "getter", is_target, nxt):
-                return True
-        for kind, node in fn.item_accesses(item_protocol.calls):  # `obj[k]` runs __getitem__
-            d = self._implicit(node.func.value, scope, lambda owners: item_protocol.runs(self.ev, owners, node, scope),
-                               iter_protocol.RULE.name)
-            if d is not None and self._follow(ex, state, fn, node, d, kind, is_target, nxt):
-                return True
-        for kind, node in fn.operator_calls(self._operator_calls):  # `a + b` runs a.__add__, b.__radd__
-            d = self._implicit(node.func.value, scope,
-                               lambda owners: operator_protocol.runs(self.ev, owners, node, scope),
-                               iter_protocol.RULE.name)
-            if d is not None and self._follow(ex, state, fn, node, d, kind, is_target, nxt):
-                return True
-        for kind, node in fn.attribute_stores(self._store_calls):  # `obj.x = v` runs x's setter
-            if dead and id(node.func) in dead:
-                continue
-            d = self._implicit(node.func.value, scope,
-                               lambda owners: properties.accessor_runs(self.ev, owners, node.func.attr, kind),
-                               properties.RULE.name)
+            d = self._implicit(kind, node, scope)
             if d is not None and self._follow(ex, state, fn, node, d, kind, is_target, nxt):
                 return True
         return False
 
-    def _read_calls(self, node: ast.Attribute) -> list[ast.Call]:
+    def _implicit_sites(self, fn) -> Iterator[tuple[str, ast.Call]]:
+        """(kind, synthetic call) of the implicit calls hidden in reads, subscripts, operators
+        and stores, each kind's made only once the ones before it are explored (a query may
+        stop at the target first)."""
+        yield from fn.attribute_reads(self._read_calls)  # `obj.x` runs x's getter
+        yield from fn.item_accesses(item_protocol.calls)  # `obj[k]` runs __getitem__
+        yield from fn.operator_calls(self._operator_calls)  # `a + b` runs a.__add__, b.__radd__
+        yield from fn.attribute_stores(self._store_calls)  # `obj.x = v` runs x's setter
+
+    def _read_calls(self, node: ast.Attribute) -> list[tuple[str, ast.Call]]:
         """The getter's synthetic call `obj.x()` of an attribute read, placed at it, where some
         file of the scope defines a property of that name."""
         if node.attr not in self.p.property_names():
             return []
-        return [ast.copy_location(ast.Call(func=node, args=[], keywords=[]), node)]
+        return [("getter", ast.copy_location(ast.Call(func=node, args=[], keywords=[]), node))]
 
     def _operator_calls(self, node: ast.AST) -> list[tuple[str, ast.Call]]:
         """The synthetic dunder calls of an operator or truth test, for the dunders some file
@@ -301,16 +290,24 @@ class Explorer:
         the scope defines an accessor of that name."""
         return properties.store_calls(node) if node.attr in self.p.accessor_names() else []
 
-    def _implicit(self, receiver: ast.AST, scope: Scope, runs, rule: str) -> Dispatch | None:
-        """What an implicit call on `receiver` runs (`runs(owners)`: (function, context) pairs; a
-        property's getter, a subscript's `__getitem__`), as a dispatch under `rule`; None when
-        nothing runs, or when reading the receiver overflows the stack (then nothing is known of
-        it; the run goes on)."""
+    def _implicit(self, kind: str, call: ast.Call, scope: Scope) -> Dispatch | None:
+        """What the implicit call `call` of `kind` (`_implicit_sites`) runs on its receiver, as
+        a dispatch under the kind's rule; None when nothing runs, or when reading the receiver
+        overflows the stack (then nothing is known of it; the run goes on)."""
         try:
-            found = runs(self.ev.eval(receiver, scope, set()))
+            owners = self.ev.eval(call.func.value, scope, set())
+            if kind == "getter":
+                found = properties.runs(self.ev, owners, call.func.attr)
+            elif kind == "setter" or kind == "deleter":
+                found = properties.accessor_runs(self.ev, owners, call.func.attr, kind)
+            elif kind == "item":
+                found = item_protocol.runs(self.ev, owners, call, scope)
+            else:
+                found = operator_protocol.runs(self.ev, owners, call, scope)
         except RecursionError:
             self.ev.close()
             return None
+        rule = IMPLICIT_RULE[kind]
         return Dispatch(targets=[Target(qual, ctx, rule) for qual, ctx in found]) if found else None
 
     def _dispatch(self, fn, node: ast.Call, scope: Scope) -> Dispatch:

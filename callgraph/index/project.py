@@ -161,9 +161,8 @@ class Project:
         the texts (a module not yet loaded may hold the subclass whose setter runs). Only a
         store of one of these names may run a setter (explore.py asks no other)."""
         if self._accessor_names is None:
-            if self._loaded_all:
-                found = {d.rpartition(".")[0].rpartition(".")[2] for fn in self.functions.values()
-                         for d in fn.decorators if d.endswith((".setter", ".deleter"))}
+            if self._loaded_all:  # the accessors the dispatch reads (ClassInfo.accessors)
+                found = {name for c in self.classes.values() for name, _ in c.accessors}
             else:
                 found = {m.group(1) for _, text in self.texts() if ".setter" in text or ".deleter" in text
                          for m in _ACCESSOR.finditer(text)}
@@ -436,8 +435,8 @@ class Project:
                     self.functions[qual] = fn
                     if cls is not None and qual == plain:  # a redefinition's own name is no method's
                         cls.methods[sub.name] = fn
-                    elif cls is not None and redefinitions.accessor(sub) is not None:
-                        cls.accessors[(sub.name, redefinitions.accessor(sub))] = fn
+                    elif cls is not None and (kind := redefinitions.accessor(sub)) is not None:
+                        cls.accessors[(sub.name, kind)] = fn
                     self._register(sub.body, mod, qual, cls=None, parent=fn)
 
     def classes_in(self, mod: ModuleInfo) -> list[ClassInfo]:

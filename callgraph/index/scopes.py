@@ -212,7 +212,7 @@ class FuncInfo:
             self._implicit = [pair for node in self._special if node is not self.node for pair in make(node)]
         return self._implicit
 
-    def attribute_reads(self, make) -> list[ast.Call]:
+    def attribute_reads(self, make) -> list[tuple[str, ast.Call]]:
         """The attribute reads of the body (`x.attr`, `self.a.attr`, `f().attr`), as what
         `make(node)` gives (synthetic calls `x.attr()` placed at each, a path's step being a
         call: where a property's getter may run, explore.py asks `semantics/properties.py`),
