@@ -14,7 +14,7 @@ from typing import Callable
 
 from ..roots import MAX_FILE_MB, SourceRoot, too_big
 from .compact import compact
-from . import decorator_names, redefinitions
+from . import class_aliases, decorator_names, redefinitions
 from .decorator_names import decorator_name
 from .scopes import Binding, ClassInfo, FuncInfo, ModuleInfo, collect_bindings, store_lines
 from .sources import Sources
@@ -22,6 +22,9 @@ from .sources import Sources
 
 MODULE_CODE = "<module>"
 _DEF_NAME = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
+# an indented `name = other` / `name = property(f, ...)`: a method a class body may bind by
+# assignment (index/class_aliases.py); errs towards yes (a local `x = y` matches too)
+_ALIAS_NAME = re.compile(r"^[ \t]+(\w+)[ \t]*=[ \t]*(?:property[ \t]*\([ \t]*)?\w+[ \t]*(?:[,)#]|$)", re.M)
 
 
 # An attribute store by a literal name (Project.attribute_stored): `.name =` (augmented and
@@ -32,6 +35,8 @@ _DEF_NAME = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
 # a def after a property decorator, other decorators (of up to 8 lines) between
 _PROPERTY = re.compile(r"^[ \t]*@[ \t]*(?:functools[ \t]*\.[ \t]*|abc[ \t]*\.[ \t]*)?(?:property|cached_property|"
                        r"abstractproperty)\b(?:[^\n]*\n){1,8}?[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
+# `name = property(...)` in a class body (index/class_aliases.py)
+_MADE_PROPERTY = re.compile(r"^[ \t]+(\w+)[ \t]*(?::[^=\n]*)?=[ \t]*(?:builtins[ \t]*\.[ \t]*)?property[ \t]*\(", re.M)
 _DUNDER = re.compile(r"__\w+__")
 _DUNDER_TEXT = re.compile(r"(?:\bdef[ \t]+(__\w+__)[ \t]*\(|^[ \t]*(__\w+__)[ \t]*(?::[^=\n]*)?=)", re.M)
 _ACCESSOR = re.compile(r"@\s*(?:\w+\s*\.\s*)*?(\w+)\s*\.\s*(?:setter|deleter)\b")
@@ -134,9 +139,10 @@ class Project:
             if self._loaded_all:
                 found = {fn.name for fn in self.functions.values()
                          if any(d in decorator_names.PROPERTY for d in fn.decorators)}
+                found |= {name for c in self.classes.values() for name in c.made_properties}
             else:
                 found = {m.group(1) for _, text in self.texts() if "property" in text
-                         for m in _PROPERTY.finditer(text)}
+                         for pattern in (_PROPERTY, _MADE_PROPERTY) for m in pattern.finditer(text)}
             self._property_names = frozenset(found)
         return self._property_names
 
@@ -166,6 +172,8 @@ class Project:
             else:
                 found = {m.group(1) for _, text in self.texts() if ".setter" in text or ".deleter" in text
                          for m in _ACCESSOR.finditer(text)}
+                found |= {m.group(1) for _, text in self.texts() if "property" in text
+                          for m in _MADE_PROPERTY.finditer(text)}
             self._accessor_names = frozenset(found)
         return self._accessor_names
 
@@ -225,7 +233,7 @@ class Project:
             return self._def_names.get(path, set())
         if path not in self._def_names_read:
             text = self.sources.text(path) or ""
-            self._def_names_read[path] = set(_DEF_NAME.findall(text)) if "def" in text else set()
+            self._def_names_read[path] = set(_DEF_NAME.findall(text)) | set(_ALIAS_NAME.findall(text)) if "def" in text else set()
         return self._def_names_read[path]
 
     def _headers_from_trees(self) -> None:
@@ -244,6 +252,9 @@ class Project:
         self._def_names = {}
         for fn in self.functions.values():
             self._def_names.setdefault(fn.module.path, set()).add(fn.name)
+        for info in self.classes.values():  # and the methods a body binds by assignment
+            if len(info.methods) > sum(1 for k, f in info.methods.items() if k == f.name):
+                self._def_names.setdefault(info.module.path, set()).update(info.methods)
 
     def root_of(self, path: Path) -> SourceRoot | None:
         for root in self.roots:
@@ -450,6 +461,34 @@ class Project:
         for stmt in node.body:
             collect_bindings(stmt, info.attrs, qual, mod.package, mod.renamed)
         self._register(node.body, mod, qual, cls=info, parent=parent)
+        self._register_aliases(node, mod, info)
+
+    def _register_aliases(self, node: ast.ClassDef, mod: ModuleInfo, info: ClassInfo) -> None:
+        """Methods the class body binds by assignment (`__radd__ = __add__`, `x = property(f, g)`:
+        index/class_aliases.py) into the class's tables."""
+        if not any(isinstance(s, (ast.Assign, ast.AnnAssign)) for s in node.body):
+            return
+        found = class_aliases.read(node, redefinitions.binds)
+        if not (found.methods or found.properties):
+            return
+
+        def info_of(d: ast.AST) -> FuncInfo | None:
+            qual = mod.renamed.get(id(d), f"{info.qual}.{d.name}") if mod.renamed else f"{info.qual}.{d.name}"
+            return self.functions.get(qual) if qual is not None else None
+
+        for name, d in found.methods.items():
+            fn = info_of(d)
+            if fn is not None and name not in info.methods:
+                info.methods[name] = fn
+        for name, parts in found.properties.items():
+            getter = info_of(parts["fget"])
+            if getter is None or name in info.methods:
+                continue
+            info.methods[name] = info.made_properties[name] = getter
+            for part, kind in (("fset", "setter"), ("fdel", "deleter")):
+                fn = info_of(parts[part]) if part in parts else None
+                if fn is not None:
+                    info.accessors[(name, kind)] = fn
 
     def lambda_info(self, node: ast.Lambda, enclosing: FuncInfo | None, mod: ModuleInfo) -> FuncInfo:
         scope = enclosing.qual if enclosing else mod.name

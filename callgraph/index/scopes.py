@@ -313,6 +313,9 @@ class ClassInfo:
     attrs: dict[str, list[Binding]] = field(default_factory=dict)
     # (name, "setter" / "deleter") -> the accessor of the property `name` this body defines
     accessors: dict[tuple[str, str], FuncInfo] = field(default_factory=dict)
+    # name -> the getter of a property the body makes by `name = property(fget, ...)`
+    # (index/class_aliases.py); `methods[name]` is that getter too
+    made_properties: dict[str, FuncInfo] = field(default_factory=dict)
     _self_attrs: dict | None = None
 
     @property
@@ -323,7 +326,7 @@ class ClassInfo:
         """`self.x = ...` (and `setattr(self, "x", ...)`) in every method of this class."""
         if self._self_attrs is None:
             out: dict[str, list[tuple[FuncInfo, Binding]]] = {}
-            for fn in self.methods.values():
+            for fn in {id(f): f for f in self.methods.values()}.values():  # an alias once
                 for attr, binding in fn.self_assignments():
                     out.setdefault(attr, []).append((fn, binding))
             self._self_attrs = out

@@ -160,10 +160,11 @@ class ClassModel:
 
         return memoised(self.ev.solver, self._attr, (v, attr), tags, compute, self.ev.shared)  # kept for the run
 
-    def bind_method(self, fn: FuncInfo, owner: Value, cls_qual: str, tags: set[str]) -> FrozenSet[Value]:
-        """`fn`, found on a class of `cls_qual`'s MRO, read on `owner`: a bound method, the
-        function itself (static), bound to the class (classmethod), or a property's value."""
-        if properties.is_property(fn):
+    def bind_method(self, fn: FuncInfo, owner: Value, cls_qual: str, tags: set[str],
+                    name: str | None = None) -> FrozenSet[Value]:
+        """`fn`, found on a class of `cls_qual`'s MRO as `name`, read on `owner`: a bound method,
+        the function itself (static), bound to the class (classmethod), or a property's value."""
+        if properties.is_property(fn, name):
             return properties.read(self.ev, fn, owner, tags)
         if fn.kind == "staticmethod":
             return frozenset({VFunc(fn.qual)})
@@ -187,7 +188,7 @@ class ClassModel:
         if found is not None:
             fn, owner = found
             mro.inherited(owner, v.qual, tags)
-            out |= self.bind_method(fn, v, v.qual, tags)
+            out |= self.bind_method(fn, v, v.qual, tags, attr)
         else:
             ca = self.class_attr(v.qual, attr)
             if ca is not None:
@@ -242,7 +243,7 @@ class ClassModel:
             mro.inherited(owner, v.qual, tags)
             if fn.kind == "classmethod":
                 return frozenset({VFunc(fn.qual, v)})
-            if properties.is_property(fn):
+            if properties.is_property(fn, attr):
                 return properties.ON_CLASS
             return frozenset({VFunc(fn.qual)})
         ca = self.class_attr(v.qual, attr)

@@ -65,7 +65,7 @@ def overriders(ev, qual: str, names: tuple[str, ...]) -> list[str]:
 
 
 def cone_methods(ev, owners: FrozenSet[Value], name: str, keep=None) -> list:
-    """(method, owner) for the in-tree method `name` (those `keep` accepts) that an implicit call
+    """(method, owner) for the in-tree method `name` (those `keep(method, name)` accepts) that an implicit call
     runs on each instance among `owners`: its class's, and for one known by its base type each
     in-tree subclass's override, bound to an instance of that subclass or below."""
     cm = ev.classes
@@ -74,12 +74,12 @@ def cone_methods(ev, owners: FrozenSet[Value], name: str, keep=None) -> list:
         if v.__class__ is not VInst:
             continue
         found = cm.method(v.qual, name)
-        if found is not None and (keep is None or keep(found[0])):
+        if found is not None and (keep is None or keep(found[0], name)):
             out.append((found[0], v))
         if not v.exact:
             for sub in cm.overriders(v.qual, (name,)):
                 below = cm.method(sub, name)
-                if below is not None and (keep is None or keep(below[0])):
+                if below is not None and (keep is None or keep(below[0], name)):
                     out.append((below[0], VInst(sub, exact=False)))
     return out
 
@@ -214,5 +214,5 @@ def attribute(classes, v: VInst, attr: str, tags: set[str]) -> FrozenSet[Value]:
         found = classes.method(sub, attr)
         if found is not None and found[1] not in classes.mro(v.qual):
             tags.add(RULE.name)
-            out |= classes.bind_method(found[0], receiver(sub), sub, tags)
+            out |= classes.bind_method(found[0], receiver(sub), sub, tags, attr)
     return frozenset(out)

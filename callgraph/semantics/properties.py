@@ -41,8 +41,11 @@ class Property(Rule):
     where = ("semantics/properties.py", "infer/classes.py")
 
 
-def is_property(fn: FuncInfo) -> bool:
-    return any(d in DECORATORS for d in fn.decorators)
+def is_property(fn: FuncInfo, name: str | None = None) -> bool:
+    """Whether `fn`, read as the attribute `name`, is a property's getter: decorated as one, or
+    the `fget` of `name = property(fget, ...)` in its class body (index/class_aliases.py)."""
+    return any(d in DECORATORS for d in fn.decorators) or (
+        name is not None and fn.cls is not None and fn.cls.made_properties.get(name) is fn)
 
 
 def read(ev: Inference, fn: FuncInfo, owner: Value, tags: set[str]) -> FrozenSet[Value]:

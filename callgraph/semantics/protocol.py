@@ -57,7 +57,8 @@ class Classes(Protocol):
 
     def effective_methods(self, qual: str) -> frozenset[str]: ...
 
-    def bind_method(self, fn: FuncInfo, owner: Value, cls_qual: str, tags: set[str]) -> FrozenSet[Value]: ...
+    def bind_method(self, fn: FuncInfo, owner: Value, cls_qual: str, tags: set[str],
+                    name: str | None = None) -> FrozenSet[Value]: ...
 
 
 class Inference(Protocol):

@@ -58,7 +58,7 @@ def attribute(ev: Inference, v: VSuper, attr: str, tags: set[str]) -> FrozenSet[
         found = cm.method(v.cls, attr, after=v.cls)
     if found is not None:
         fn, _ = found
-        return cm.bind_method(fn, v.self_val, self_cls, tags)
+        return cm.bind_method(fn, v.self_val, self_cls, tags, attr)
     held_methods = container_subclass.item_methods(v.self_val, attr)
     if held_methods:  # a dict/list subclass reading the items it was constructed with
         tags.add(container_subclass.RULE.name)
