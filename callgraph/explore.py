@@ -269,7 +269,7 @@ class Explorer:
         and stores, each kind's made only once the ones before it are explored (a query may
         stop at the target first)."""
         yield from fn.attribute_reads(self._read_calls)  # `obj.x` runs x's getter
-        yield from fn.item_accesses(item_protocol.calls)  # `obj[k]` runs __getitem__
+        yield from fn.item_accesses(self._item_calls)  # `obj[k]` runs __getitem__, k.__hash__
         yield from fn.operator_calls(self._operator_calls)  # `a + b` runs a.__add__, b.__radd__
         yield from fn.attribute_stores(self._store_calls)  # `obj.x = v` runs x's setter
 
@@ -279,6 +279,11 @@ class Explorer:
         if node.attr not in self.p.property_names():
             return []
         return [("getter", ast.copy_location(ast.Call(func=node, args=[], keywords=[]), node))]
+
+    def _item_calls(self, node: ast.Subscript) -> list[tuple[str, ast.Call]]:
+        """The synthetic calls of a subscript: the container's item method, and the key's
+        `__hash__` where some file of the scope defines one."""
+        return item_protocol.calls(node, self.p.dunder_names())
 
     def _operator_calls(self, node: ast.AST) -> list[tuple[str, ast.Call]]:
         """The synthetic dunder calls of an operator or truth test, for the dunders some file

@@ -4,7 +4,10 @@
 calls), `repr`, `hash`, `bool` (`__bool__`, else `__len__`), `abs`, `format` (`__format__`, else
 the string's), `int`, `float`, `round`, `print(a, b)` each argument's `__str__` (or `__repr__`),
 `next(x)` its `__next__`, `iter(x)` and `reversed(x)`
-their `__iter__` / `__reversed__`; and the builtins that consume an iterable (`list(x)`,
+their `__iter__` / `__reversed__`, `"...".format(a, k=b)` each argument's `__format__` (whose
+default calls `__str__`, then `__repr__`), a logging call (`logger.info("%s", x)`,
+`logging.warning`, `logger.log(level, msg, x)`) the `__str__` / `__repr__` of the message and
+the arguments; and the builtins that consume an iterable (`list(x)`,
 `tuple`, `set`, `frozenset`, `sorted`, `sum`, `any`, `all`, `min` / `max` of one argument,
 `enumerate`, `zip`, `filter` / `map`'s iterables, `dict.fromkeys`-free `dict(...)` is not one)
 run its `__iter__` and the iterator's `__next__`. An in-tree class defining one runs code there;
@@ -37,6 +40,12 @@ CALLS = {
 }
 # builtins that call these on every positional argument (`print(a, b)` formats each with str())
 EACH = {"builtins.print": ("__str__", "__repr__")}
+# formatting that calls these on its arguments: `"{}".format(x)` (positional and keyword), and
+# a logger's `logger.info("%s", x)` / `logging.warning(...)` on the message and the arguments
+# (after the level for `log`), when the record is emitted
+FORMATTING = ("__format__", "__str__", "__repr__")
+LOGGED = ("__str__", "__repr__")
+LOG_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical", "fatal"})
 # builtins that iterate the positional arguments in these slices
 ITERATING = {
     "builtins.list": slice(0, 1), "builtins.tuple": slice(0, 1), "builtins.set": slice(0, 1),
@@ -52,7 +61,9 @@ ONE_ARGUMENT = frozenset({"builtins.min", "builtins.max", "builtins.iter"})
 class BuiltinDunders(Rule):
     """a builtin that calls a dunder method of its argument: `len(x)` runs `x.__len__()`,
     `str(x)` `__str__` (or `__repr__`), `repr`, `hash`, `bool`, `abs`, `format`, `int`, `float`,
-    `round`, `print(x, ...)` each one's `__str__` (or `__repr__`), `next(x)` `__next__`,
+    `round`, `print(x, ...)` each one's `__str__` (or `__repr__`), `"...".format(x)` each
+    argument's `__format__` / `__str__` / `__repr__`, a logging call (`logger.info("%s", x)`)
+    those of its message and arguments, `next(x)` `__next__`,
     `reversed(x)` `__reversed__`; `list(x)`, `tuple`, `set`,
     `sorted`, `sum`, `any`, `all`, `enumerate`, `zip`, `map`, `filter`, `iter`, `min`/`max` of
     one argument run `x.__iter__()` and the iterator's `__next__()`"""
@@ -63,10 +74,16 @@ class BuiltinDunders(Rule):
 
     def applies(self, call: Call) -> bool:
         name = call.value.name
-        return (name in CALLS or name in ITERATING or name in EACH) and bool(call.args.pos)
+        return ((name in CALLS or name in ITERATING or name in EACH) and bool(call.args.pos)) or (
+            formatted(name) is not None)
 
     def apply(self, call: Call) -> Outcome:
         name, pos = call.value.name, call.args.pos
+        found = formatted(name)
+        if found is not None:
+            for vals in pos[found[0]] + (list(call.args.kw.values()) if found[1] else []):
+                _run(call, vals, found[2])
+            return None
         if name in CALLS:
             _run(call, pos[0], CALLS[name])
         for vals in pos if name in EACH else ():
@@ -100,6 +117,21 @@ def _run(call: Call, values: FrozenSet[Value], names: tuple[str, ...]) -> Frozen
 RULE = BuiltinDunders()
 
 
+def formatted(name: str) -> tuple[slice, bool, tuple[str, ...]] | None:
+    """For an outside callee that formats its arguments (`str.format`, a logging call): the
+    positional arguments it formats (a logging call's message too), whether its keyword
+    arguments are formatted too, and the dunders formatting runs; None for any other."""
+    head, _, last = name.rpartition(".")
+    if last == "format" and head.startswith("builtins.str"):  # `"...".format`, a `str` value's
+        return slice(0, None), True, FORMATTING
+    if name.startswith("logging."):  # `logging.warning`, `logging.getLogger(...).info`
+        if last in LOG_METHODS:  # the message too: the record's getMessage() runs str(msg)
+            return slice(0, None), False, LOGGED
+        if last == "log":  # after the level
+            return slice(1, None), False, LOGGED
+    return None
+
+
 def handles(name: str) -> bool:
     """Whether this rule reads the arguments of a call of the outside callee `name`."""
-    return name in CALLS or name in ITERATING or name in EACH
+    return name in CALLS or name in ITERATING or name in EACH or formatted(name) is not None

@@ -7,7 +7,8 @@ building what a key names, a cache filling a slot). The value of `obj[k]` was re
 no edge, so a target reached inside it was a false "unreachable". The exploration asks, for
 each subscript (`x[k]`, `self.table[k]`, `self.model(x)[0]`: `FuncInfo.item_accesses`), which
 in-tree methods run: the class's own, and each in-tree subclass's override for an object known
-by its base type; each is an edge named `protocol`, with the key bound. An object not inferred
+by its base type; each is an edge named `protocol`, with the key bound; the key's in-tree
+`__hash__` is one too (a dict's lookup hashes it). An object not inferred
 blocks nothing here (tensor indexing would block every query).
 """
 from __future__ import annotations
@@ -23,14 +24,21 @@ from .rule import CallArgs
 METHODS = {ast.Load: "__getitem__", ast.Store: "__setitem__", ast.Del: "__delitem__"}
 
 
-def calls(node: ast.Subscript) -> list[tuple[str, ast.Call]]:
-    """The synthetic call a subscript makes, `obj.__getitem__(k)` (or `__setitem__` /
-    `__delitem__` by its context), placed at the subscript."""
+def calls(node: ast.Subscript, defined: FrozenSet[str]) -> list[tuple[str, ast.Call]]:
+    """The synthetic calls a subscript makes, `obj.__getitem__(k)` (or `__setitem__` /
+    `__delitem__` by its context), placed at the subscript, and, where some file of the scope
+    defines `__hash__` (`defined`: the scope's dunders), the key's `k.__hash__()` (a dict's
+    lookup hashes it), of kind "operator", for a key that is a name, an attribute or a call."""
     name = next((m for ctx, m in METHODS.items() if isinstance(node.ctx, ctx)), None)
     if name is None:
         return []
     func = ast.copy_location(ast.Attribute(value=node.value, attr=name, ctx=ast.Load()), node)
-    return [("item", ast.copy_location(ast.Call(func=func, args=[node.slice], keywords=[]), node))]
+    out = [("item", ast.copy_location(ast.Call(func=func, args=[node.slice], keywords=[]), node))]
+    key = node.slice
+    if "__hash__" in defined and isinstance(key, (ast.Name, ast.Attribute, ast.Call)):
+        hashed = ast.copy_location(ast.Attribute(value=key, attr="__hash__", ctx=ast.Load()), key)
+        out.append(("operator", ast.copy_location(ast.Call(func=hashed, args=[], keywords=[]), key)))
+    return out
 
 
 def runs(ev, owners: FrozenSet[Value], call: ast.Call, scope) -> list[tuple[str, Ctx]]:

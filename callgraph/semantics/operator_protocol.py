@@ -8,7 +8,9 @@ operands' `__eq__` (`!=`: `__ne__`, whose default calls `__eq__`); `k in obj` ca
 `obj.__contains__(k)` (else it iterates `obj`); and a truth test (`if x:`, `while x:`, `not x`,
 `x and y`, `x if c else y`, `assert x`, a comprehension's `if`) calls `__bool__`, else
 `__len__`; `f"{x}"` calls `__format__`, whose default calls `__str__`, whose default calls
-`__repr__` (`f"{x!r}"`: `__repr__`). An in-tree class defining one runs code there: before, an operator's value was an
+`__repr__` (`f"{x!r}"`: `__repr__`); `fmt % x` (unless `fmt` is a number) the `__str__` and
+`__repr__` of `x`, of each item of a tuple display, each value of a dict display; a dict or set
+display or comprehension (`{k: v}`, `{x}`) and `k in obj` the keys' `__hash__`. An in-tree class defining one runs code there: before, an operator's value was an
 outside value and its method never an edge, so a target reached only through one was a false
 "unreachable".
 
@@ -48,6 +50,7 @@ COMPARE = {
     ast.Gt: (("__gt__",), ("__lt__",)), ast.GtE: (("__ge__",), ("__le__",)),
 }
 TRUTH = ("__bool__", "__len__")
+PERCENT = ("__str__", "__repr__")  # what `fmt % x` may run on each value formatted (`%s`, `%r`)
 CONTAINS = ("__contains__", "__iter__", "__getitem__")  # `in`: the container's, else iterating it
 # an f-string's conversion (-1 none, `!s`, `!r`, `!a`) -> what formatting the value may run
 FORMAT = {-1: ("__format__", "__str__", "__repr__"), 115: ("__str__", "__repr__"), 114: ("__repr__",),
@@ -62,6 +65,8 @@ def calls(node: ast.AST, defined: FrozenSet[str]) -> list[tuple[str, ast.Call]]:
         names = BINARY.get(node.op.__class__)
         if names:
             out += [(node.left, names[0], node.right), (node.right, names[1], node.left)]
+        if isinstance(node.op, ast.Mod) and not _number(node.left):  # `"%s" % x` formats x
+            out += [(item, m, None) for item in _formatted(node.right) for m in PERCENT]
     elif isinstance(node, ast.AugAssign):
         names = BINARY.get(node.op.__class__)
         if names:
@@ -77,10 +82,13 @@ def calls(node: ast.AST, defined: FrozenSet[str]) -> list[tuple[str, ast.Call]]:
         for op, right in zip(node.ops, node.comparators):
             if isinstance(op, (ast.In, ast.NotIn)):
                 out += [(right, m, left if m != "__iter__" else None) for m in CONTAINS]
+                out.append((left, "__hash__", None))  # a set's or dict's membership hashes the key
             elif op.__class__ in COMPARE:
                 mine, theirs = COMPARE[op.__class__]
                 out += [(left, m, right) for m in mine] + [(right, m, left) for m in theirs]
             left = right
+    elif isinstance(node, (ast.Dict, ast.Set, ast.DictComp, ast.SetComp)):  # `{k: v}`, `{x}` hash the keys
+        out += [(k, "__hash__", None) for k in _keys(node)]
     elif isinstance(node, ast.FormattedValue):  # f"{x}" formats x: `__format__`, whose default is str(x)
         out += [(node.value, m, None) for m in FORMAT.get(node.conversion, FORMAT[-1])]
     else:
@@ -93,6 +101,31 @@ def calls(node: ast.AST, defined: FrozenSet[str]) -> list[tuple[str, ast.Call]]:
             call = ast.Call(func=func, args=[arg] if arg is not None else [], keywords=[])
             made.append(("operator", ast.copy_location(call, receiver)))
     return made
+
+
+def _keys(node: ast.AST) -> list[ast.AST]:
+    """The keys a dict or set display (or comprehension) hashes, but constants'."""
+    if isinstance(node, ast.Dict):
+        keys = [k for k in node.keys if k is not None]  # `**m` merges keys hashed already
+    elif isinstance(node, ast.Set):
+        keys = [e for e in node.elts if not isinstance(e, ast.Starred)]
+    else:
+        keys = [node.key if isinstance(node, ast.DictComp) else node.elt]
+    return [k for k in keys if not isinstance(k, ast.Constant)]
+
+
+def _number(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, (int, float, complex))
+
+
+def _formatted(right: ast.AST) -> list[ast.AST]:
+    """The values `fmt % right` formats: a tuple's items, a dict display's values, else the
+    operand itself (a value known only at run time: a tuple's items are its own, not followed)."""
+    if isinstance(right, ast.Tuple):
+        return [e for e in right.elts if not isinstance(e, ast.Starred)]
+    if isinstance(right, ast.Dict):
+        return list(right.values)
+    return [right]
 
 
 def tests(node: ast.AST) -> list[ast.AST]:
