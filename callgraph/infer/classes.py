@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import FrozenSet
 
 from ..index.scopes import ClassInfo, FuncInfo
-from ..semantics import absent_attribute, attribute_store, class_hierarchy, class_of, container_subclass, enum_members, init_attribute, mapping_mixin, mro, open_values, properties, super_call
+from ..semantics import absent_attribute, attribute_store, class_hierarchy, class_of, container_subclass, decorators, enum_members, init_attribute, mapping_mixin, mro, open_values, properties, super_call
 from ..semantics.protocol import Inference, Scope
 from ..values import UNSETTLED, Value, VClass, VExt, VFunc, VInst, VSuper, VUnknown, memoised, ordered, unknown
 
@@ -43,6 +43,7 @@ class ClassModel:
         self._effective: dict[str, frozenset[str]] = {}
         self._subclasses: dict[str, list[str]] = {}
         self._givers: dict[str, dict[str, list[str]]] = {}
+        self._wrapped: dict = {}
 
     def info(self, qual: str) -> ClassInfo | None:
         return self.ev.p.classes.get(qual)
@@ -172,7 +173,19 @@ class ClassModel:
             if isinstance(owner, VInst):  # `cls` is the instance's class (class-of)
                 return frozenset(VFunc(fn.qual, c) for c in class_of.classes(self.ev, owner, tags))
             return frozenset({VFunc(fn.qual, VClass(cls_qual))})
-        return frozenset({VFunc(fn.qual, owner)})
+        method = frozenset({VFunc(fn.qual, owner)})
+        if not fn.decorators:
+            return method
+        return method | decorators.bound_wrappers(self.ev, self.wrappers(fn, tags), owner)
+
+    def wrappers(self, fn: FuncInfo, tags: set[str]) -> FrozenSet[Value]:
+        """What the in-tree decorators of method `fn` make of it (`decorators.method_wrappers`),
+        memoised for the run."""
+        if not fn.decorators:
+            return frozenset()
+        return memoised(self.ev.solver, self._wrapped, fn.qual, tags,
+                        lambda wtags: decorators.method_wrappers(self.ev, fn, wtags), self.ev.shared)
+
 
     def _instance_attr(self, v: VInst, attr: str, tags: set[str]) -> FrozenSet[Value]:
         if attr == "__class__":
@@ -245,7 +258,7 @@ class ClassModel:
                 return frozenset({VFunc(fn.qual, v)})
             if properties.is_property(fn, attr):
                 return properties.ON_CLASS
-            return frozenset({VFunc(fn.qual)})
+            return frozenset({VFunc(fn.qual)}) | self.wrappers(fn, tags)
         ca = self.class_attr(v.qual, attr)
         if ca is not None:
             return self._class_body_value(ca, attr, tags)

@@ -13,15 +13,17 @@ from typing import FrozenSet
 
 from ..index.decorator_names import NON_CALLING, decorator_name
 from ..index.scopes import FuncInfo
-from ..values import Value, VClass, VFunc, VInst, VPartial
+from ..values import EMPTY, Value, VClass, VFunc, VInst, VPartial
 from .protocol import Inference, Scope
+from .binding import bind
 from .rule import CallArgs, Dispatch, Rule
 
 
 class Decorator(Rule):
     """the callee is decorated: external decorators (`@torch.no_grad()` and the like) keep the
     function itself; an in-tree decorator's return value is what the name binds (`@dec def f` is
-    `f = dec(f)`); the application `dec(f)` is itself an edge"""
+    `f = dec(f)`), a method's too (the wrapper runs beside the method: `method_wrappers`); the
+    application `dec(f)` is itself an edge"""
 
     name = "decorator"
     where = ("semantics/decorators.py", "explore.py")
@@ -53,6 +55,38 @@ def decorated(ev: Inference, fn: FuncInfo, value: FrozenSet[Value], scope: Scope
 
 
 RULE = Decorator()
+
+
+def method_wrappers(ev: Inference, fn: FuncInfo, tags: set[str]) -> FrozenSet[Value]:
+    """What the in-tree decorators of method `fn` bind its name to in the class body, other
+    than `fn` itself: a wrapper (`@can_return_tuple`, `@traced`), a callable object, a partial.
+    A call of the method runs that, which runs what the wrapper calls before and after the
+    method. Before, a method's decorators were not applied at all (a function's were): a
+    target reached inside a wrapper was a false "unreachable". Empty for a method with no
+    decorator but Python's own (`NON_CALLING`), and for static and class methods and
+    properties."""
+    if fn.cls is None or fn.kind != "method" or all(d in NON_CALLING for d in fn.decorators):
+        return EMPTY
+    plain = VFunc(fn.qual)
+    made = decorated(ev, fn, frozenset({plain}), Scope(fn.cls.module, cls=fn.cls), tags)
+    return frozenset(v for v in made if v != plain)
+
+
+def bound_wrappers(ev: Inference, wrappers: FrozenSet[Value], owner: Value) -> FrozenSet[Value]:
+    """`method_wrappers` read on the instance `owner`: a plain function bound to it (a
+    method); an object whose class has an in-tree `__get__` (a descriptor) what that returns,
+    given `owner` and its class (SGLang's `eager_on_graph`: a callable binding the instance);
+    any other callable object, or a partial, as it is (called without the instance)."""
+    out: set[Value] = set()
+    for w in wrappers:
+        if isinstance(w, VFunc) and w.self_val is None:
+            out.add(VFunc(w.qual, owner, w.closure))
+        elif isinstance(w, VInst) and (get := ev.classes.method(w.qual, "__get__")) is not None:
+            of = frozenset({VClass(owner.qual)}) if isinstance(owner, VInst) else EMPTY
+            out |= ev.returns(get[0], bind(get[0], w, CallArgs([frozenset({owner}), of]), None))
+        else:
+            out.add(w)
+    return frozenset(out)
 
 
 def applications(node: ast.AST) -> list[ast.Call]:

@@ -9,7 +9,7 @@ subclass: each subclass that overrides `__call__` or `forward` is a target too
 from __future__ import annotations
 
 from ..values import VInst
-from . import class_hierarchy, mro
+from . import class_hierarchy, decorators, mro
 from .rule import Call, Outcome, Rule
 
 
@@ -36,10 +36,12 @@ class ModuleCall(Rule):
             if dunder is not None:
                 rule = CALL_METHOD.name if i == 0 else class_hierarchy.RULE.name
                 out |= calls.invoke(dunder[0], inst, args, None, rule, d)
+                out |= _wrapped(call, dunder[0], inst)
             elif fwd is not None and (cm.is_module(qual) or cm.external_bases(qual) or cm.unknown_bases(qual)):
                 mro.inherited(fwd[1], qual, tags)
                 rule = self.name if i == 0 else class_hierarchy.RULE.name
                 out |= calls.invoke(fwd[0], inst, args, None, rule, d)
+                out |= _wrapped(call, fwd[0], inst)
             elif i == 0:
                 unk = cm.unknown_bases(qual)
                 if unk:
@@ -47,6 +49,18 @@ class ModuleCall(Rule):
                 elif not cm.external_bases(qual):
                     d.unresolved.append(f"instance of {qual.rsplit('.', 1)[-1]} called, but it has no __call__ or forward")
         return frozenset(out)
+
+
+def _wrapped(call: Call, fn, inst) -> frozenset:
+    """The wrappers the in-tree decorators of `fn` (a `forward`, a `__call__`) make of it,
+    called beside it: `@can_return_tuple def forward` runs the wrapper, which runs forward."""
+    if not fn.decorators:
+        return frozenset()
+    cm = call.ev.classes
+    out: set = set()
+    for w in decorators.bound_wrappers(call.ev, cm.wrappers(fn, call.tags), inst):
+        out |= call.calls.call_value(w, call.args, call.node, call.scope, call.dispatch, call.tags)
+    return frozenset(out)
 
 
 class CallMethod(Rule):
