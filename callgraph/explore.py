@@ -17,7 +17,7 @@ from . import __version__, heap
 from .index import decorator_names
 from .index.project import Project
 from .index.scopes import first_param
-from .semantics import (PRECEDENCE, constructor, decorators, external, isinstance_narrowing, item_protocol, iter_protocol,
+from .semantics import (PRECEDENCE, constructor, decorators, descriptors, external, isinstance_narrowing, item_protocol, iter_protocol,
                         operator_protocol, properties, with_protocol)
 from .semantics.rule import Dispatch, Target
 from .infer.evaluator import Evaluator, Scope
@@ -276,9 +276,9 @@ class Explorer:
     def _read_calls(self, node: ast.Attribute) -> list[tuple[str, ast.Call]]:
         """The getter's synthetic call `obj.x()` of an attribute read, placed at it, where some
         file of the scope defines a property of that name."""
-        if node.attr not in self.p.property_names():
-            return []
-        return [("getter", ast.copy_location(ast.Call(func=node, args=[], keywords=[]), node))]
+        kinds = [k for k, names in (("getter", self.p.property_names()), ("get", self.p.descriptor_names()))
+                 if node.attr in names]
+        return [(k, ast.copy_location(ast.Call(func=node, args=[], keywords=[]), node)) for k in kinds]
 
     def _item_calls(self, node: ast.Subscript) -> list[tuple[str, ast.Call]]:
         """The synthetic calls of a subscript: the container's item method, and the key's
@@ -293,7 +293,10 @@ class Explorer:
     def _store_calls(self, node: ast.Attribute) -> list[tuple[str, ast.Call]]:
         """The setter's or deleter's synthetic call of an attribute store, where some file of
         the scope defines an accessor of that name."""
-        return properties.store_calls(node) if node.attr in self.p.accessor_names() else []
+        out = properties.store_calls(node) if node.attr in self.p.accessor_names() else []
+        if node.attr in self.p.descriptor_names():
+            out += [("delete" if k == "deleter" else "set", call) for k, call in properties.store_calls(node)]
+        return out
 
     def _implicit(self, kind: str, call: ast.Call, scope: Scope) -> Dispatch | None:
         """What the implicit call `call` of `kind` (`_implicit_sites`) runs on its receiver, as
@@ -305,6 +308,8 @@ class Explorer:
                 found = properties.runs(self.ev, owners, call.func.attr)
             elif kind == "setter" or kind == "deleter":
                 found = properties.accessor_runs(self.ev, owners, call.func.attr, kind)
+            elif kind in descriptors.KINDS:
+                found = descriptors.runs(self.ev, owners, call.func.attr, kind)
             elif kind == "item":
                 found = item_protocol.runs(self.ev, owners, call, scope)
             else:
@@ -416,7 +421,8 @@ def graph_view(ex: Exploration, roots: tuple[str, ...], entry: str, names: set[s
 IMPLICIT_RULE = {"decorate": decorators.RULE.name, "raise": constructor.RULE.name, "iter": iter_protocol.RULE.name,
                  "with": iter_protocol.RULE.name, "getter": properties.RULE.name, "item": iter_protocol.RULE.name,
                  "setter": properties.RULE.name, "deleter": properties.RULE.name,
-                 "operator": iter_protocol.RULE.name}
+                 "operator": iter_protocol.RULE.name, "get": descriptors.RULE.name, "set": descriptors.RULE.name,
+                 "delete": descriptors.RULE.name}
 
 
 def implicit_calls(node: ast.AST) -> list[tuple[str, ast.Call]]:
@@ -441,13 +447,13 @@ def _implicit_text(kind: str, node: ast.Call) -> str:
             return f"raise {ast.unparse(node.func)}"
         if kind == "with":
             return f"with {ast.unparse(node.func.value)}"[:80]
-        if kind == "getter":
+        if kind == "getter" or kind == "get":
             return ast.unparse(node.func)[:80]
         if kind == "operator":
             return ast.unparse(node)[:80]
-        if kind == "setter":
+        if kind == "setter" or kind == "set":
             return f"{ast.unparse(node.func)} = ..."[:80]
-        if kind == "deleter":
+        if kind == "deleter" or kind == "delete":
             return f"del {ast.unparse(node.func)}"[:80]
         if kind == "item":
             return f"{ast.unparse(node.func.value)}[{ast.unparse(node.args[0])}]"[:80]

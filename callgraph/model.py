@@ -45,6 +45,7 @@ RULES = (
     "iterator",         # element of enumerate / zip / reversed / itertools.islice / chain over a container
     "key-function",     # a function handed to a builtin that calls it: sorted/min/max(key=f), xs.sort(key=f), filter(f, xs)
     "property",         # value of a @property getter
+    "descriptor",       # x = D() in a class body, D with __get__ / __set__ / __delete__: a read, store, deletion runs them
     "return-type",      # value returned by a helper or factory
     "partial",          # functools.partial(f, ...) called
     "computed-getattr", # getattr(obj, f"forward_{k}"): the receiver's attributes the name can spell

@@ -81,3 +81,4 @@ def test_a_setter_def_does_not_unbind_the_property_name():
         "    def x(self, v): ...\n"
         "    y = x\n")
     assert methods == {"y": 3}
+

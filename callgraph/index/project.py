@@ -38,6 +38,9 @@ _PROPERTY = re.compile(r"^[ \t]*@[ \t]*(?:functools[ \t]*\.[ \t]*|abc[ \t]*\.[ \
 # `name = property(...)` in a class body (index/class_aliases.py)
 _MADE_PROPERTY = re.compile(r"^[ \t]+(\w+)[ \t]*(?::[^=\n]*)?=[ \t]*(?:builtins[ \t]*\.[ \t]*)?property[ \t]*\(", re.M)
 _DUNDER = re.compile(r"__\w+__")
+# a class header, or a def of a descriptor's dunder, with its indentation (descriptor_classes)
+_CLASS_OR_DESCRIPTOR_DEF = re.compile(r"^([ \t]*)(?:class[ \t]+(\w+)|(?:async[ \t]+)?def[ \t]+(?:__get__|__set__|__delete__)\b)", re.M)
+DESCRIPTOR_DUNDERS = frozenset({"__get__", "__set__", "__delete__"})
 _DUNDER_TEXT = re.compile(r"(?:\bdef[ \t]+(__\w+__)[ \t]*\(|^[ \t]*(__\w+__)[ \t]*(?::[^=\n]*)?=)", re.M)
 _ACCESSOR = re.compile(r"@\s*(?:\w+\s*\.\s*)*?(\w+)\s*\.\s*(?:setter|deleter)\b")
 _STORED = re.compile(r"\.\s*(\w+)(?=\s*(?::[^=\n]+)?(?:[-+*/%@&|^]|//|\*\*|<<|>>)?=(?!=))")
@@ -72,6 +75,7 @@ class Project:
         self._accessor_names: frozenset[str] | None = None
         self._property_names: frozenset[str] | None = None
         self._dunder_names: frozenset[str] | None = None
+        self._descriptor_names: frozenset[str] | None = None
 
     # -- files ---------------------------------------------------------------------------
     def scope_files(self) -> list[Path]:
@@ -160,6 +164,62 @@ class Project:
                          for m in _DUNDER_TEXT.finditer(text)}
             self._dunder_names = frozenset(found)
         return self._dunder_names
+
+    def descriptor_names(self) -> frozenset[str]:
+        """The attribute names a class body may bind to an in-tree descriptor: `x = D(...)` or a
+        method decorated `@D` / `@D(...)`, for `D` one of `descriptor_classes` (by its last
+        name component); off the parsed classes once load_all() has parsed the scope, else by
+        a regex over the texts that errs towards yes. Only a read, store or deletion of one of
+        these names may run a descriptor's method (semantics/descriptors.py); empty where no
+        file of the scope defines `__get__` / `__set__` / `__delete__`."""
+        if self._descriptor_names is None:
+            found: set[str] = set()
+            classes = self.descriptor_classes() if DESCRIPTOR_DUNDERS & self.dunder_names() else frozenset()
+            if classes and self._loaded_all:
+                for c in self.classes.values():
+                    for name, bindings in c.attrs.items():
+                        if any(isinstance(b.expr, ast.Call) and decorator_name(b.expr).rpartition(".")[2] in classes
+                               for b in bindings):
+                            found.add(name)
+                    for name, fn in c.methods.items():
+                        if any(d.rpartition(".")[2] in classes for d in fn.decorators):
+                            found.add(name)
+            elif classes:
+                alternatives = "|".join(sorted(map(re.escape, classes)))
+                pattern = re.compile(rf"^[ \t]+(\w+)[ \t]*(?::[^=\n]*)?=[ \t]*(?:[\w.]+\.)?(?:{alternatives})[ \t]*\(|"
+                                     rf"^[ \t]*@[ \t]*(?:[\w.]+\.)?(?:{alternatives})\b(?:[^\n]*\n){{1,8}}?[ \t]*"
+                                     rf"(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
+                found = {m.group(1) or m.group(2) for _, text in self.texts() for m in pattern.finditer(text)}
+            self._descriptor_names = frozenset(found)
+        return self._descriptor_names
+
+    def descriptor_classes(self) -> frozenset[str]:
+        """The names of the scope's classes that define `__get__`, `__set__` or `__delete__`
+        (a def in the class body, by indentation in the text), and of their subclasses by the
+        names in class headers (transitively)."""
+        names: set[str] = set()
+        if self._loaded_all:
+            names = {c.name for c in self.classes.values() if not DESCRIPTOR_DUNDERS.isdisjoint(c.methods)}
+        for _, text in self.texts() if not self._loaded_all else ():
+            if "__get__" not in text and "__set__" not in text and "__delete__" not in text:
+                continue
+            open_classes: list[tuple[int, str]] = []  # (indentation, name) of the classes around
+            for m in _CLASS_OR_DESCRIPTOR_DEF.finditer(text):
+                indent = len(m.group(1).expandtabs())
+                while open_classes and open_classes[-1][0] >= indent:
+                    open_classes.pop()
+                if m.group(2):
+                    open_classes.append((indent, m.group(2)))
+                elif open_classes:
+                    names.add(open_classes[-1][1])
+        headers = self.class_headers() or {}
+        todo = list(names)
+        while todo:
+            for sub, _ in headers.get(todo.pop(), ()):
+                if sub not in names:
+                    names.add(sub)
+                    todo.append(sub)
+        return frozenset(names)
 
     def accessor_names(self) -> frozenset[str]:
         """The names some scope file defines a property setter or deleter for (`@x.setter`),

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import FrozenSet
 
 from ..index.scopes import ClassInfo, FuncInfo
-from ..semantics import absent_attribute, attribute_store, class_hierarchy, class_of, container_subclass, decorators, enum_members, init_attribute, mapping_mixin, mro, open_values, properties, super_call
+from ..semantics import absent_attribute, attribute_store, class_hierarchy, class_of, container_subclass, decorators, descriptors, enum_members, init_attribute, mapping_mixin, mro, open_values, properties, super_call
 from ..semantics.protocol import Inference, Scope
 from ..values import UNSETTLED, Value, VClass, VExt, VFunc, VInst, VSuper, VUnknown, memoised, ordered, unknown
 
@@ -176,7 +176,7 @@ class ClassModel:
         method = frozenset({VFunc(fn.qual, owner)})
         if not fn.decorators:
             return method
-        return method | decorators.bound_wrappers(self.ev, self.wrappers(fn, tags), owner)
+        return method | decorators.bound_wrappers(self.ev, self.wrappers(fn, tags), owner, tags)
 
     def wrappers(self, fn: FuncInfo, tags: set[str]) -> FrozenSet[Value]:
         """What the in-tree decorators of method `fn` make of it (`decorators.method_wrappers`),
@@ -205,7 +205,7 @@ class ClassModel:
         else:
             ca = self.class_attr(v.qual, attr)
             if ca is not None:
-                out |= self._class_body_value(ca, attr, tags)
+                out |= descriptors.values(self.ev, self._class_body_value(ca, attr, tags), v, v.qual, tags)
             else:
                 out |= enum_members.attribute(self, v, attr, tags) or frozenset()  # `member.value`, `.name`
         out = init_attribute.assigned(self.ev, v, attr, out, tags)
@@ -235,7 +235,8 @@ class ClassModel:
                 stored = attribute_store.values(self.ev, v, attr, tags)
                 out |= stored if stored is not None else {open_values.module_attribute(v.qual, attr)}
             elif ext:
-                out.add(VExt(f"{ext[0]}.{attr}"))
+                made = descriptors.property_attribute(self, v, attr)  # a property subclass's `fget`
+                out |= made if made is not None else {VExt(f"{ext[0]}.{attr}")}
             else:
                 absent = absent_attribute.values(self.ev, v, attr, tags)  # AttributeError: nothing
                 out |= absent if absent is not None else {VUnknown(f"{_short(v.qual)} has no attribute '{attr}'")}
@@ -258,10 +259,11 @@ class ClassModel:
                 return frozenset({VFunc(fn.qual, v)})
             if properties.is_property(fn, attr):
                 return properties.ON_CLASS
-            return frozenset({VFunc(fn.qual)}) | self.wrappers(fn, tags)
+            made = self.wrappers(fn, tags)
+            return frozenset({VFunc(fn.qual)}) | (descriptors.values(self.ev, made, None, v.qual, tags) if made else made)
         ca = self.class_attr(v.qual, attr)
         if ca is not None:
-            return self._class_body_value(ca, attr, tags)
+            return descriptors.values(self.ev, self._class_body_value(ca, attr, tags), None, v.qual, tags)
         named = class_of.class_attribute(attr)  # `cls.__name__`
         if named is not None:
             return named

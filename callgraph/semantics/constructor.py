@@ -11,7 +11,7 @@ from typing import FrozenSet
 
 from ..index.scopes import FuncInfo
 from ..values import Value, VClass, VConst, VFunc, VInst, VPartial, VSeq
-from . import abstract_class, external
+from . import abstract_class, descriptors, external
 from .binding import bind
 from .container_subclass import held_at_construction
 from .rule import Call, CallArgs, Outcome, Rule
@@ -70,7 +70,8 @@ def construct(calls, qual: str, args: CallArgs, d, rule: str, key: str = "") -> 
         inst = VInst(qual, True, init_bindings(init[0], args))
         calls.invoke(init[0], inst, args, None, rule, d, returning=False, key=key)
     else:
-        inst = VInst(qual, True, held_at_construction(calls.ev, qual, args))  # a dict/list subclass's items
+        # a dict/list subclass's items, a property subclass's getter (setter, deleter)
+        inst = VInst(qual, True, held_at_construction(calls.ev, qual, args) or descriptors.property_parts(cm, qual, args))
         if init is None:
             external.base_init(d, cm.external_bases(qual))  # no __init__ in the tree: the base's runs
         post = cm.method(qual, "__post_init__")

@@ -15,7 +15,7 @@ from ..index.decorator_names import NON_CALLING, decorator_name
 from ..index.scopes import FuncInfo
 from ..values import EMPTY, Value, VClass, VFunc, VInst, VPartial
 from .protocol import Inference, Scope
-from .binding import bind
+from . import descriptors
 from .rule import CallArgs, Dispatch, Rule
 
 
@@ -72,20 +72,22 @@ def method_wrappers(ev: Inference, fn: FuncInfo, tags: set[str]) -> FrozenSet[Va
     return frozenset(v for v in made if v != plain)
 
 
-def bound_wrappers(ev: Inference, wrappers: FrozenSet[Value], owner: Value) -> FrozenSet[Value]:
+def bound_wrappers(ev: Inference, wrappers: FrozenSet[Value], owner: Value, tags: set[str]) -> FrozenSet[Value]:
     """`method_wrappers` read on the instance `owner`: a plain function bound to it (a
     method); an object whose class has an in-tree `__get__` (a descriptor) what that returns,
-    given `owner` and its class (SGLang's `eager_on_graph`: a callable binding the instance);
-    any other callable object, or a partial, as it is (called without the instance)."""
+    given `owner` and its class (SGLang's `eager_on_graph`: a callable binding the instance;
+    `descriptors.values`); any other callable object, or a partial, as it is (called without
+    the instance)."""
     out: set[Value] = set()
+    rest: set[Value] = set()
     for w in wrappers:
         if isinstance(w, VFunc) and w.self_val is None:
             out.add(VFunc(w.qual, owner, w.closure))
-        elif isinstance(w, VInst) and (get := ev.classes.method(w.qual, "__get__")) is not None:
-            of = frozenset({VClass(owner.qual)}) if isinstance(owner, VInst) else EMPTY
-            out |= ev.returns(get[0], bind(get[0], w, CallArgs([frozenset({owner}), of]), None))
         else:
-            out.add(w)
+            rest.add(w)
+    if rest:
+        cls_qual = owner.qual if isinstance(owner, (VInst, VClass)) else ""
+        out |= descriptors.values(ev, frozenset(rest), owner, cls_qual, tags)
     return frozenset(out)
 
 

@@ -58,7 +58,7 @@ def _wrapped(call: Call, fn, inst) -> frozenset:
         return frozenset()
     cm = call.ev.classes
     out: set = set()
-    for w in decorators.bound_wrappers(call.ev, cm.wrappers(fn, call.tags), inst):
+    for w in decorators.bound_wrappers(call.ev, cm.wrappers(fn, call.tags), inst, call.tags):
         out |= call.calls.call_value(w, call.args, call.node, call.scope, call.dispatch, call.tags)
     return frozenset(out)
 
