@@ -3,7 +3,12 @@
 A class whose `__init__` is generated runs its `__post_init__` too: a `@dataclass` whose body
 defines no `__init__` (its generated one replaces a base's, unless `init=False`), or one with no
 `__init__` in the tree along its MRO whose MRO has a dataclass or an outside base (msgspec,
-pydantic). Before, a target reached from a config's `__post_init__` was a false "unreachable"."""
+pydantic). Before, a target reached from a config's `__post_init__` was a false "unreachable".
+
+A class whose metaclass (`class A(metaclass=M)`, or a base's) is an in-tree class defining
+`__call__` runs that `M.__call__(cls, ...)` first (a singleton's or a registry's metaclass), as
+an edge beside the `__init__` the default `type.__call__` runs: what the metaclass's
+`__call__` returns instead of a new instance is not read."""
 from __future__ import annotations
 
 import ast
@@ -13,13 +18,15 @@ from ..index.scopes import FuncInfo
 from ..values import Value, VClass, VConst, VFunc, VInst, VPartial, VSeq
 from . import abstract_class, descriptors, external
 from .binding import bind
+from .protocol import Scope
 from .container_subclass import held_at_construction
 from .rule import Call, CallArgs, Outcome, Rule
 
 
 class Constructor(Rule):
     """`Class(...)` runs `Class.__init__` (own or inherited) and `__new__`, and `__post_init__`
-    where the `__init__` is generated (a dataclass's); `raise E` constructs `E`.
+    where the `__init__` is generated (a dataclass's), and an in-tree metaclass's `__call__`;
+    `raise E` constructs `E`.
     An instance remembers the in-tree objects its `__init__` was given (one level of object
     sensitivity), so `self.model = model` in a wrapper is the model passed at that construction"""
 
@@ -61,6 +68,9 @@ def construct(calls, qual: str, args: CallArgs, d, rule: str, key: str = "") -> 
     cm = calls.ev.classes
     if abstract_class.abstract(calls.ev, qual):
         return frozenset()  # ABCMeta raises TypeError: no instance, no __init__
+    meta = metaclass_call(calls.ev, qual)
+    if meta is not None:
+        calls.add_target(meta.qual, bind(meta, VClass(qual), args, None), rule, d)
     new = cm.method(qual, "__new__")
     init = cm.method(qual, "__init__")
     inst = VInst(qual)
@@ -86,6 +96,25 @@ def construct(calls, qual: str, args: CallArgs, d, rule: str, key: str = "") -> 
         if any(isinstance(m, VInst) and m.qual != qual for m in made):
             return made
     return frozenset({inst})
+
+
+def metaclass_call(ev, qual: str) -> FuncInfo | None:
+    """The in-tree `__call__` of the metaclass of class `qual`: the first `metaclass=` keyword
+    along its MRO whose value is an in-tree class defining (or inheriting from the tree) a
+    `__call__`; None for `type`'s and any outside metaclass's."""
+    cm = ev.classes
+    for k in cm.mro(qual):
+        info = cm.info(k)
+        meta = next((kw.value for kw in info.node.keywords if kw.arg == "metaclass"), None) if info else None
+        if meta is None:
+            continue
+        for m in ev.eval(meta, Scope(info.module), set()):
+            if isinstance(m, VClass):
+                found = cm.method(m.qual, "__call__")
+                if found is not None:
+                    return found[0]
+        return None
+    return None
 
 
 def init_bindings(init: FuncInfo, args: CallArgs) -> tuple:
