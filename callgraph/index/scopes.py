@@ -374,9 +374,10 @@ _SCANNED: dict[type, bool] = {}
 # the kinds of nodes FuncInfo._scan_reads collects, in this order
 _KINDS = (_READS, _ITEMS, _STORES, _OPERATORS) = range(4)
 # the nodes that run an operand's dunders: operators, truth tests, f-strings, the keys of dict and
-# set displays (operator_protocol.py)
+# set displays and of the container methods that hash them (operator_protocol.py)
 _OPERATOR_NODES = (ast.BinOp, ast.AugAssign, ast.UnaryOp, ast.Compare, ast.If, ast.While, ast.IfExp, ast.Assert,
-              ast.BoolOp, ast.comprehension, ast.FormattedValue, ast.Dict, ast.Set, ast.DictComp, ast.SetComp)
+              ast.BoolOp, ast.comprehension, ast.FormattedValue, ast.Dict, ast.Set, ast.DictComp, ast.SetComp,
+              ast.Call)
 
 
 def _position(node: ast.AST) -> tuple[int, int]:

@@ -20,8 +20,8 @@ class IterProtocol(Rule):
     `obj.__getitem__(k)` (`__setitem__`, `__delitem__`) of an in-tree class; operators call
     their operands' dunders (`a + b`: `__add__` / `__radd__`, `a == b`, `k in obj`:
     `__contains__`, `-a`, `a += b`), a truth test `__bool__` / `__len__` (`if obj:`, `not obj`),
-    `fmt % x` `x.__str__` / `__repr__`, a dict key or set member (`{k: v}`, `d[k]`, `k in s`)
-    its `__hash__`"""
+    `fmt % x` `x.__str__` / `__repr__`, a dict key or set member (`{k: v}`, `d[k]`, `k in s`,
+    `d.get(k)`, `s.add(k)`) its `__hash__`"""
 
     name = "protocol"
     where = ("semantics/iter_protocol.py", "semantics/with_protocol.py", "semantics/item_protocol.py",

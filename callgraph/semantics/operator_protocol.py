@@ -10,7 +10,8 @@ operands' `__eq__` (`!=`: `__ne__`, whose default calls `__eq__`); `k in obj` ca
 `__len__`; `f"{x}"` calls `__format__`, whose default calls `__str__`, whose default calls
 `__repr__` (`f"{x!r}"`: `__repr__`); `fmt % x` (unless `fmt` is a number) the `__str__` and
 `__repr__` of `x`, of each item of a tuple display, each value of a dict display; a dict or set
-display or comprehension (`{k: v}`, `{x}`) and `k in obj` the keys' `__hash__`. An in-tree class defining one runs code there: before, an operator's value was an
+display or comprehension (`{k: v}`, `{x}`), `k in obj` and a dict's or set's method (`d.get(k)`,
+`d.pop`, `setdefault`, `s.add`, `discard`, `remove`) the keys' `__hash__`. An in-tree class defining one runs code there: before, an operator's value was an
 outside value and its method never an edge, so a target reached only through one was a false
 "unreachable".
 
@@ -50,7 +51,10 @@ COMPARE = {
     ast.Gt: (("__gt__",), ("__lt__",)), ast.GtE: (("__ge__",), ("__le__",)),
 }
 TRUTH = ("__bool__", "__len__")
-PERCENT = ("__str__", "__repr__")  # what `fmt % x` may run on each value formatted (`%s`, `%r`)
+PERCENT = ("__str__", "__repr__")
+# dict and set methods that hash their first argument (on any receiver: which one is a dict is
+# not asked; a key that is no in-tree instance runs nothing)
+HASHING = frozenset({"get", "pop", "setdefault", "add", "discard", "remove", "fromkeys", "__contains__"})  # what `fmt % x` may run on each value formatted (`%s`, `%r`)
 CONTAINS = ("__contains__", "__iter__", "__getitem__")  # `in`: the container's, else iterating it
 # an f-string's conversion (-1 none, `!s`, `!r`, `!a`) -> what formatting the value may run
 FORMAT = {-1: ("__format__", "__str__", "__repr__"), 115: ("__str__", "__repr__"), 114: ("__repr__",),
@@ -89,6 +93,10 @@ def calls(node: ast.AST, defined: FrozenSet[str]) -> list[tuple[str, ast.Call]]:
             left = right
     elif isinstance(node, (ast.Dict, ast.Set, ast.DictComp, ast.SetComp)):  # `{k: v}`, `{x}` hash the keys
         out += [(k, "__hash__", None) for k in _keys(node)]
+    elif isinstance(node, ast.Call):  # `d.get(k)`, `s.add(k)`: a dict's or set's method hashes the key
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in HASHING and node.args and _hashable(node.args[0]):
+            out.append((node.args[0], "__hash__", None))
     elif isinstance(node, ast.FormattedValue):  # f"{x}" formats x: `__format__`, whose default is str(x)
         out += [(node.value, m, None) for m in FORMAT.get(node.conversion, FORMAT[-1])]
     else:
@@ -111,7 +119,12 @@ def _keys(node: ast.AST) -> list[ast.AST]:
         keys = [e for e in node.elts if not isinstance(e, ast.Starred)]
     else:
         keys = [node.key if isinstance(node, ast.DictComp) else node.elt]
-    return [k for k in keys if not isinstance(k, ast.Constant)]
+    return [k for k in keys if _hashable(k)]
+
+
+def _hashable(node: ast.AST) -> bool:
+    """Whether a key may be an in-tree instance (not a literal, a display or an f-string)."""
+    return not isinstance(node, (ast.Constant, ast.JoinedStr, ast.List, ast.Tuple, ast.Dict, ast.Set, ast.Starred))
 
 
 def _number(node: ast.AST) -> bool:
