@@ -186,7 +186,6 @@ class ClassModel:
         return memoised(self.ev.solver, self._wrapped, fn.qual, tags,
                         lambda wtags: decorators.method_wrappers(self.ev, fn, wtags), self.ev.shared)
 
-
     def _instance_attr(self, v: VInst, attr: str, tags: set[str]) -> FrozenSet[Value]:
         if attr == "__class__":
             return class_of.classes(self.ev, v, tags)
@@ -259,8 +258,8 @@ class ClassModel:
                 return frozenset({VFunc(fn.qual, v)})
             if properties.is_property(fn, attr):
                 return properties.ON_CLASS
-            made = self.wrappers(fn, tags)
-            return frozenset({VFunc(fn.qual)}) | (descriptors.values(self.ev, made, None, v.qual, tags) if made else made)
+            # a decorator's product read on the class: a plain function as it is, a descriptor's `__get__`
+            return frozenset({VFunc(fn.qual)}) | descriptors.values(self.ev, self.wrappers(fn, tags), None, v.qual, tags)
         ca = self.class_attr(v.qual, attr)
         if ca is not None:
             return descriptors.values(self.ev, self._class_body_value(ca, attr, tags), None, v.qual, tags)
