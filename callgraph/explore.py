@@ -17,7 +17,7 @@ from . import __version__, heap
 from .index import decorator_names
 from .index.project import Project
 from .index.scopes import first_param
-from .semantics import (PRECEDENCE, constructor, decorators, descriptors, external, isinstance_narrowing, item_protocol, iter_protocol,
+from .semantics import (PRECEDENCE, constructor, decorators, descriptors, external, getattr_hook, isinstance_narrowing, item_protocol, iter_protocol,
                         operator_protocol, properties, with_protocol)
 from .semantics.rule import Dispatch, Target
 from .infer.evaluator import Evaluator, Scope
@@ -274,11 +274,14 @@ class Explorer:
         yield from fn.attribute_stores(self._store_calls)  # `obj.x = v` runs x's setter
 
     def _read_calls(self, node: ast.Attribute) -> list[tuple[str, ast.Call]]:
-        """The getter's synthetic call `obj.x()` of an attribute read, placed at it, where some
-        file of the scope defines a property of that name."""
+        """The synthetic calls `obj.x()` of an attribute read, placed at it: the getter's where
+        some file of the scope defines a property of that name, a descriptor's `__get__` where a
+        class body may bind the name to one, a `__getattr__` hook's for a read off names where
+        some file defines a hook."""
         kinds = [k for k, names in (("getter", self.p.property_names()), ("get", self.p.descriptor_names()))
                  if node.attr in names]
-        return [(k, ast.copy_location(ast.Call(func=node, args=[], keywords=[]), node)) for k in kinds]
+        made = [(k, ast.copy_location(ast.Call(func=node, args=[], keywords=[]), node)) for k in kinds]
+        return made + getattr_hook.read_calls(node, self.p.dunder_names())  # `__getattr__` answering it
 
     def _item_calls(self, node: ast.Subscript) -> list[tuple[str, ast.Call]]:
         """The synthetic calls of a subscript: the container's item method, and the key's
@@ -308,6 +311,8 @@ class Explorer:
                 found = properties.runs(self.ev, owners, call.func.attr)
             elif kind == "setter" or kind == "deleter":
                 found = properties.accessor_runs(self.ev, owners, call.func.attr, kind)
+            elif kind == "hook":
+                found = getattr_hook.runs(self.ev, owners, call.func.attr)
             elif kind in descriptors.KINDS:
                 found = descriptors.runs(self.ev, owners, call.func.attr, kind)
             elif kind == "item":
@@ -422,7 +427,7 @@ IMPLICIT_RULE = {"decorate": decorators.RULE.name, "raise": constructor.RULE.nam
                  "with": iter_protocol.RULE.name, "getter": properties.RULE.name, "item": iter_protocol.RULE.name,
                  "setter": properties.RULE.name, "deleter": properties.RULE.name,
                  "operator": iter_protocol.RULE.name, "get": descriptors.RULE.name, "set": descriptors.RULE.name,
-                 "delete": descriptors.RULE.name}
+                 "delete": descriptors.RULE.name, "hook": getattr_hook.RULE.name}
 
 
 def implicit_calls(node: ast.AST) -> list[tuple[str, ast.Call]]:
@@ -447,7 +452,7 @@ def _implicit_text(kind: str, node: ast.Call) -> str:
             return f"raise {ast.unparse(node.func)}"
         if kind == "with":
             return f"with {ast.unparse(node.func.value)}"[:80]
-        if kind == "getter" or kind == "get":
+        if kind == "getter" or kind == "get" or kind == "hook":
             return ast.unparse(node.func)[:80]
         if kind == "operator":
             return ast.unparse(node)[:80]

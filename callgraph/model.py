@@ -46,6 +46,7 @@ RULES = (
     "key-function",     # a function handed to a builtin that calls it: sorted/min/max(key=f), xs.sort(key=f), filter(f, xs)
     "property",         # value of a @property getter
     "descriptor",       # x = D() in a class body, D with __get__ / __set__ / __delete__: a read, store, deletion runs them
+    "getattr-hook",     # a read the class does not answer runs its __getattr__ (every read its __getattribute__)
     "return-type",      # value returned by a helper or factory
     "partial",          # functools.partial(f, ...) called
     "computed-getattr", # getattr(obj, f"forward_{k}"): the receiver's attributes the name can spell

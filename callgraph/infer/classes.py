@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import FrozenSet
 
 from ..index.scopes import ClassInfo, FuncInfo
-from ..semantics import absent_attribute, attribute_store, class_hierarchy, class_of, container_subclass, decorators, descriptors, enum_members, init_attribute, mapping_mixin, mro, open_values, properties, super_call
+from ..semantics import absent_attribute, attribute_store, class_hierarchy, class_of, container_subclass, decorators, descriptors, enum_members, getattr_hook, init_attribute, mapping_mixin, mro, open_values, properties, super_call
 from ..semantics.protocol import Inference, Scope
 from ..values import UNSETTLED, Value, VClass, VExt, VFunc, VInst, VSuper, VUnknown, memoised, ordered, unknown
 
@@ -239,6 +239,7 @@ class ClassModel:
             else:
                 absent = absent_attribute.values(self.ev, v, attr, tags)  # AttributeError: nothing
                 out |= absent if absent is not None else {VUnknown(f"{_short(v.qual)} has no attribute '{attr}'")}
+        out |= getattr_hook.values(self.ev, v, attr, tags)  # a read the class does not answer: __getattr__
         return frozenset(out)
 
     def _class_body_value(self, ca: tuple, attr: str, tags: set[str]) -> FrozenSet[Value]:

@@ -1,0 +1,103 @@
+"""`getattr-hook`: a read that an object's class does not answer runs the class's in-tree
+`__getattr__`; every read runs an in-tree `__getattribute__`.
+
+`obj.name`, where no class of `obj`'s MRO defines `name` and no method assigns `self.name`,
+calls `type(obj).__getattr__(obj, "name")` (a wrapper delegating to what it wraps: SGLang's
+`KTEPWrapperMethod`, vLLM's `PPMissingLayer`, transformers' `BatchFeature`); what it returns is
+the read's value, beside what the read gave before (the stores of the scope may have set the
+attribute, and then the hook does not run). Every read of an instance whose class defines
+`__getattribute__` calls that first. Before, the hook's body was no edge and its value was not
+read: a target reached inside it was a false "unreachable", and a call of what it returns was
+unknown.
+
+The exploration asks about each attribute read whose receiver is read off names (`x.attr`,
+`self.a.attr`) where some file of the scope defines `__getattr__` or `__getattribute__`
+(`Project.dunder_names`). Not followed: the hook of an instance known by its base type whose
+subclass defines it (only the base's MRO is read), and a module's `__getattr__` (PEP 562: a
+name a module lacks, read from another module).
+"""
+from __future__ import annotations
+
+import ast
+from typing import FrozenSet
+
+from ..values import Ctx, Value, VConst, VInst
+from .binding import bind
+from .rule import CallArgs, Rule
+
+HOOK = "__getattr__"
+EVERY_READ = "__getattribute__"
+
+
+class GetattrHook(Rule):
+    """a read of an attribute an instance's class does not define or assign runs the class's
+    in-tree `__getattr__` with the name (its return is the read's value too); every read runs an
+    in-tree `__getattribute__`"""
+
+    name = "getattr-hook"
+    where = ("semantics/getattr_hook.py", "infer/classes.py", "explore.py")
+
+
+RULE = GetattrHook()
+
+
+def hooked(cm, qual: str, attr: str) -> list:
+    """The in-tree `(method, dunder)` a read of `attr` on an exact instance of `qual` runs:
+    `__getattribute__` for any name, `__getattr__` where no class of the MRO defines the name
+    and no method of one assigns `self.<name>`."""
+    out = []
+    every = cm.method(qual, EVERY_READ)
+    if every is not None:
+        out.append(every[0])
+    hook = cm.method(qual, HOOK)
+    if hook is not None and not defined(cm, qual, attr):
+        out.append(hook[0])
+    return out
+
+
+def defined(cm, qual: str, attr: str) -> bool:
+    """Whether a class of `qual`'s MRO defines `attr` (a method, a class attribute) or a method of
+    one assigns `self.<attr>`: a read that finds it never reaches `__getattr__`."""
+    for k in cm.mro(qual):
+        info = cm.info(k)
+        if info is not None and (attr in info.methods or attr in info.attrs or attr in info.self_attrs()):
+            return True
+    return False
+
+
+def values(ev, v: VInst, attr: str, tags: set[str]) -> FrozenSet[Value]:
+    """What the in-tree `__getattr__` of `v`'s class returns for `attr`, where the read does not
+    find it otherwise (empty where there is no such hook)."""
+    cm = ev.classes
+    hook = cm.method(v.qual, HOOK)
+    if hook is None or defined(cm, v.qual, attr):
+        return frozenset()
+    tags.add(RULE.name)
+    return ev.returns(hook[0], _context(hook[0], v, attr))
+
+
+def runs(ev, owners: FrozenSet[Value], attr: str) -> list[tuple[str, Ctx]]:
+    """The hooks reading `attr` on each of `owners` runs (`hooked`), each in its context."""
+    out = []
+    for v in owners:
+        if v.__class__ is VInst:
+            for fn in hooked(ev.classes, v.qual, attr):
+                out.append((fn.qual, _context(fn, v, attr)))
+    return out
+
+
+def read_calls(node: ast.Attribute, defined_dunders: FrozenSet[str]) -> list[tuple[str, ast.Call]]:
+    """The hook's synthetic call `obj.attr()` of a read off names, placed at it, where some file
+    of the scope defines a hook; none for another read."""
+    if HOOK not in defined_dunders and EVERY_READ not in defined_dunders:
+        return []
+    inner = node.value
+    while isinstance(inner, ast.Attribute):
+        inner = inner.value
+    if not isinstance(inner, ast.Name):
+        return []
+    return [("hook", ast.copy_location(ast.Call(func=node, args=[], keywords=[]), node))]
+
+
+def _context(fn, v: VInst, attr: str) -> Ctx:
+    return bind(fn, v, CallArgs([frozenset({VConst(attr)})]), None)
