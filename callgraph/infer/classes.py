@@ -44,6 +44,7 @@ class ClassModel:
         self._subclasses: dict[str, list[str]] = {}
         self._givers: dict[str, dict[str, list[str]]] = {}
         self._wrapped: dict = {}
+        self._hooks: dict[str, tuple] = {}
 
     def info(self, qual: str) -> ClassInfo | None:
         return self.ev.p.classes.get(qual)
@@ -185,6 +186,15 @@ class ClassModel:
             return frozenset()
         return memoised(self.ev.solver, self._wrapped, fn.qual, tags,
                         lambda wtags: decorators.method_wrappers(self.ev, fn, wtags), self.ev.shared)
+
+    def hooks(self, qual: str) -> tuple:
+        """(`__getattribute__`, `__getattr__`) that instances of `qual` run on reads, each the
+        in-tree method the MRO finds or None (`getattr_hook.py`), memoised."""
+        found = self._hooks.get(qual)
+        if found is None:
+            found = self._hooks[qual] = tuple(
+                (m[0] if (m := self.method(qual, name)) is not None else None) for name in getattr_hook.DUNDERS)
+        return found
 
     def _instance_attr(self, v: VInst, attr: str, tags: set[str]) -> FrozenSet[Value]:
         if attr == "__class__":

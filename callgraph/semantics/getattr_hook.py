@@ -27,6 +27,7 @@ from .rule import CallArgs, Rule
 
 HOOK = "__getattr__"
 EVERY_READ = "__getattribute__"
+DUNDERS = (EVERY_READ, HOOK)  # the order of ClassModel.hooks
 
 
 class GetattrHook(Rule):
@@ -45,13 +46,10 @@ def hooked(cm, qual: str, attr: str) -> list:
     """The in-tree `(method, dunder)` a read of `attr` on an exact instance of `qual` runs:
     `__getattribute__` for any name, `__getattr__` where no class of the MRO defines the name
     and no method of one assigns `self.<name>`."""
-    out = []
-    every = cm.method(qual, EVERY_READ)
-    if every is not None:
-        out.append(every[0])
-    hook = cm.method(qual, HOOK)
+    every, hook = cm.hooks(qual)
+    out = [every] if every is not None else []
     if hook is not None and not defined(cm, qual, attr):
-        out.append(hook[0])
+        out.append(hook)
     return out
 
 
@@ -69,11 +67,11 @@ def values(ev, v: VInst, attr: str, tags: set[str]) -> FrozenSet[Value]:
     """What the in-tree `__getattr__` of `v`'s class returns for `attr`, where the read does not
     find it otherwise (empty where there is no such hook)."""
     cm = ev.classes
-    hook = cm.method(v.qual, HOOK)
+    hook = cm.hooks(v.qual)[1]
     if hook is None or defined(cm, v.qual, attr):
         return frozenset()
     tags.add(RULE.name)
-    return ev.returns(hook[0], _context(hook[0], v, attr))
+    return ev.returns(hook, _context(hook, v, attr))
 
 
 def runs(ev, owners: FrozenSet[Value], attr: str) -> list[tuple[str, Ctx]]:
