@@ -412,11 +412,14 @@ class Explorer:
 def graph_view(ex: Exploration, roots: tuple[str, ...], entry: str, names: set[str], node,
                drop_resolved_sites: bool = False) -> GraphView:
     """The exploration's function-level graph in the shared vocabulary (sorted, deduplicated).
-    `drop_resolved_sites`: leave out unresolved rows of sites that got an edge in another context."""
+    `drop_resolved_sites`: leave out unresolved rows of call sites that got an edge in another
+    context (an edge of the same call, not of an implicit call placed at the same node)."""
     edges = sorted({d["hop"] for _, _, d in ex.graph.edges(data=True)}, key=hop_order)
-    resolved = {(h.caller, h.site) for h in edges} if drop_resolved_sites else set()
+    # an implicit call placed at the same node (`x.get` read by a hook, of the call `x.get(k)`)
+    # resolves nothing of the call: its hop's text is the implicit call's (`_implicit_text`)
+    resolved = {(h.caller, h.site, h.expr) for h in edges} if drop_resolved_sites else set()
     rows = (site.unresolved for site in ex.unresolved)
-    unresolved = sorted({u for u in rows if (u.caller, u.site) not in resolved}, key=unresolved_order)
+    unresolved = sorted({u for u in rows if (u.caller, u.site, u.expr) not in resolved}, key=unresolved_order)
     names = set(names) | {h.caller for h in edges} | {h.callee for h in edges}
     return GraphView(root=roots, entry=entry, tool_version=__version__,
                      nodes=tuple(node(n) for n in sorted(names)), edges=tuple(edges), unresolved=tuple(unresolved))

@@ -310,3 +310,22 @@ def test_texts_let_go_are_read_again(tmp_path):
     project.forget_texts()
     assert project._texts is None and not project.sources._kept
     assert project.texts() == first and any("def f()" in text for _, text in first)
+
+
+def test_an_implicit_call_at_a_call_leaves_the_call_unresolved(tmp_path):
+    """`cfg.get(k)` on a class with a `__getattribute__`: the hook's edge is placed at the node
+    of the call's callee, the same site. It resolves nothing of the call: the call's own
+    unresolved row stays in the export (before, the site's edge dropped the row)."""
+    (tmp_path / "main.py").write_text(
+        "class Cfg:\n"
+        "    def __getattribute__(self, name):\n"
+        "        return object.__getattribute__(self, name)\n"
+        "def read(cfg: Cfg, make):\n"
+        "    return cfg.get('model_type')\n")
+    out = tmp_path / "g.json"
+    assert main(["export", "--root", str(tmp_path), "-o", str(out), "--no-cache"]) == 0
+    view = formats.view_from_json(json.loads(out.read_text()))
+    site = [e.site for e in view.edges if e.callee == "main.Cfg.__getattribute__"]
+    assert site, "the hook runs on the read"
+    assert any(u.caller == "main.read" and u.site == site[0] and u.expr.endswith("(...)")
+               for u in view.unresolved), view.unresolved
