@@ -80,7 +80,9 @@ def runs(ev, owners: FrozenSet[Value], attr: str) -> list[tuple[str, Ctx]]:
     for v in owners:
         if v.__class__ is VInst:
             for fn in hooked(ev.classes, v.qual, attr):
-                out.append((fn.qual, _context(fn, v, attr)))
+                # `__getattribute__` runs on every read: its contexts are its instances', the name
+                # left unbound (one per attribute name read was thousands on transformers' configs)
+                out.append((fn.qual, _context(fn, v, attr if fn.name == HOOK else None)))
     return out
 
 
@@ -97,5 +99,5 @@ def read_calls(node: ast.Attribute, defined_dunders: FrozenSet[str]) -> list[tup
     return [("hook", ast.copy_location(ast.Call(func=node, args=[], keywords=[]), node))]
 
 
-def _context(fn, v: VInst, attr: str) -> Ctx:
-    return bind(fn, v, CallArgs([frozenset({VConst(attr)})]), None)
+def _context(fn, v: VInst, attr: str | None) -> Ctx:
+    return bind(fn, v, CallArgs([frozenset({VConst(attr)})] if attr is not None else []), None)
