@@ -77,6 +77,8 @@ class Exploration:
     contexts: dict = field(default_factory=dict)     # function -> contexts explored
     seen_sites: set = field(default_factory=set)
     rows_seen: set = field(default_factory=set)      # whole-tree export: unresolved rows kept
+    # whole-tree export: rows met in a closure's context, which no later round re-resolves
+    kept_rows: set = field(default_factory=set)
     call_sites: int = 0
     timed_out: bool = False
     seconds: float = 0.0
@@ -244,9 +246,12 @@ class Explorer:
                 row = Unresolved(fn.qual, *self._site(fn, node), why)
                 if not self.whole_tree:
                     ex.unresolved.append(UnresolvedSite(row, node, fn, depth, state))
-                elif row not in ex.rows_seen:  # the graph lists each row once, and only the row
-                    ex.rows_seen.add(row)
-                    ex.unresolved.append(UnresolvedSite(row, None, None, 0, None))
+                else:
+                    if row not in ex.rows_seen:  # the graph lists each row once, and only the row
+                        ex.rows_seen.add(row)
+                        ex.unresolved.append(UnresolvedSite(row, None, None, 0, None))
+                    if state.closure is not None:
+                        ex.kept_rows.add(row)
             if self._follow(ex, state, fn, node, d, None, is_target, nxt):
                 return True
         for kind, node in fn.implicit_calls(implicit_calls):
@@ -410,16 +415,20 @@ class Explorer:
 
 
 def graph_view(ex: Exploration, roots: tuple[str, ...], entry: str, names: set[str], node,
-               drop_resolved_sites: bool = False) -> GraphView:
+               drop_resolved_sites: bool = False, keep_rows_of: frozenset = frozenset()) -> GraphView:
     """The exploration's function-level graph in the shared vocabulary (sorted, deduplicated).
     `drop_resolved_sites`: leave out unresolved rows of call sites that got an edge in another
-    context (an edge of the same call, not of an implicit call placed at the same node)."""
+    context (an edge of the same call, not of an implicit call placed at the same node), but
+    those of the functions in `keep_rows_of` (some of whose contexts were not swept) and those met
+    in a closure's context (`kept_rows`: no later round resolves that context again)."""
     edges = sorted({d["hop"] for _, _, d in ex.graph.edges(data=True)}, key=hop_order)
     # an implicit call placed at the same node (`x.get` read by a hook, of the call `x.get(k)`)
     # resolves nothing of the call: its hop's text is the implicit call's (`_implicit_text`)
     resolved = {(h.caller, h.site, h.expr) for h in edges} if drop_resolved_sites else set()
     rows = (site.unresolved for site in ex.unresolved)
-    unresolved = sorted({u for u in rows if (u.caller, u.site, u.expr) not in resolved}, key=unresolved_order)
+    keep = ex.kept_rows
+    unresolved = sorted({u for u in rows if (u.caller, u.site, u.expr) not in resolved or u.caller in keep_rows_of
+                         or u in keep}, key=unresolved_order)
     names = set(names) | {h.caller for h in edges} | {h.callee for h in edges}
     return GraphView(root=roots, entry=entry, tool_version=__version__,
                      nodes=tuple(node(n) for n in sorted(names)), edges=tuple(edges), unresolved=tuple(unresolved))

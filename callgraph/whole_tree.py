@@ -86,7 +86,10 @@ def whole_tree(project: Project, binds: dict[str, str], roots: tuple[str, ...], 
     ev.close()
     # a site left unresolved with parameters unbound, then resolved with the callers' arguments,
     # is resolved
-    return graph_view(ex, roots, "", {c.fn for c in starts}, node, drop_resolved_sites=True)
+    # is resolved; but not in a closure some of whose contexts were left out (past
+    # EXPORT_CLOSURE_CONTEXTS): the edges of those are missing, and the row stands for them
+    return graph_view(ex, roots, "", {c.fn for c in starts}, node, drop_resolved_sites=True,
+                      keep_rows_of=frozenset(rounds.capped))
 
 
 class _Rounds:
@@ -99,6 +102,8 @@ class _Rounds:
         self.handed: set[str] = set()      # ... by a function or class handed down (see next_contexts)
         self.fresh: list[Ctx] = []         # closure contexts not resolved yet
         self.resolved: set[Ctx] = set()
+        # closures with contexts past EXPORT_CLOSURE_CONTEXTS left out: their sites' rows stay
+        self.capped: set[str] = set()
 
     def fold(self, callees: Iterable[Ctx]) -> None:
         for ctx in callees:
@@ -107,6 +112,8 @@ class _Rounds:
                 if ctx not in bucket and len(bucket) < EXPORT_CLOSURE_CONTEXTS:
                     bucket[ctx] = None
                     self.fresh.append(ctx)
+                elif ctx not in bucket:
+                    self.capped.add(ctx.fn)
             elif ctx.binds:
                 params = self.union.setdefault(ctx.fn, {})
                 for name, vals in ctx.binds:

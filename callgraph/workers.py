@@ -88,6 +88,7 @@ def _fork(explorer: Explorer, chunk: list[Ctx]) -> tuple[int, int]:
             "edges": [(u, v, k, d["hop"]) for u, v, k, d in mine.graph.edges(keys=True, data=True)],
             "nodes": list(mine.graph.nodes),
             "unresolved": [site.unresolved for site in mine.unresolved],
+            "kept": list(mine.kept_rows),
             "functions": mine.functions,
             "call_sites": mine.call_sites,
             "callees": callees,
@@ -142,6 +143,7 @@ def _merge(explorer: Explorer, ex: Exploration, result: dict) -> Iterator[Ctx]:
         if not graph.has_edge(u, v, key=key):
             graph.add_edge(u, v, key=key, hop=hop)
     ex.unresolved.extend(UnresolvedSite(u, None, None, 0, None) for u in result["unresolved"])
+    ex.kept_rows.update(result["kept"])
     ex.functions |= result["functions"]
     ex.call_sites += result["call_sites"]
     yield from result["callees"]

@@ -329,3 +329,25 @@ def test_an_implicit_call_at_a_call_leaves_the_call_unresolved(tmp_path):
     assert site, "the hook runs on the read"
     assert any(u.caller == "main.read" and u.site == site[0] and u.expr.endswith("(...)")
                for u in view.unresolved), view.unresolved
+
+
+def test_a_closure_past_its_contexts_keeps_its_row(tmp_path):
+    """A decorator applied to more functions than a closure keeps contexts for
+    (whole_tree.EXPORT_CLOSURE_CONTEXTS): the wrapper's `func(...)` gets the edges of the
+    contexts swept, and its unresolved row (parameter `func` not known) stays for the others;
+    before, the edges of those were missing with no row."""
+    from callgraph.whole_tree import EXPORT_CLOSURE_CONTEXTS
+    n = EXPORT_CLOSURE_CONTEXTS + 2
+    (tmp_path / "main.py").write_text(
+        "def traced(func):\n"
+        "    def wrapper(*args):\n"
+        "        return func(*args)\n"
+        "    return wrapper\n"
+        + "".join(f"@traced\ndef f{i}():\n    pass\n" for i in range(n))
+        + "def main():\n" + "".join(f"    f{i}()\n" for i in range(n)))
+    out = tmp_path / "g.json"
+    assert main(["export", "--root", str(tmp_path), "-o", str(out), "--no-cache"]) == 0
+    view = formats.view_from_json(json.loads(out.read_text()))
+    called = {e.callee for e in view.edges if e.caller == "main.traced.wrapper"}
+    rows = [u for u in view.unresolved if u.caller == "main.traced.wrapper"]
+    assert called == {f"main.f{i}" for i in range(n)} or rows, (called, rows)
