@@ -49,6 +49,22 @@ _STORED_KEY = re.compile(r"\[\s*[rbuf]*[\"'](\w+)[\"']\s*\]\s*=(?!=)")
 _SELF_BEFORE = re.compile(r"(?<![\w.])self\s*$")  # `self` is the receiver of the `.name` store after it
 
 
+def _descriptor_classes_in(text: str) -> set[str]:
+    """The classes of one source text whose body defines `__get__`, `__set__` or `__delete__`,
+    by indentation: each such def belongs to the nearest class header above it indented less."""
+    found: set[str] = set()
+    open_classes: list[tuple[int, str]] = []  # (indentation, name) of the classes around
+    for m in _CLASS_OR_DESCRIPTOR_DEF.finditer(text):
+        indent = len(m.group(1).expandtabs())
+        while open_classes and open_classes[-1][0] >= indent:
+            open_classes.pop()
+        if m.group(2):
+            open_classes.append((indent, m.group(2)))
+        elif open_classes:
+            found.add(open_classes[-1][1])
+    return found
+
+
 class Project:
     def __init__(self, roots: list[SourceRoot], warn: Callable[[str], None] | None = None,
                  max_file_mb: float | None = MAX_FILE_MB):
@@ -197,21 +213,13 @@ class Project:
         """The names of the scope's classes that define `__get__`, `__set__` or `__delete__`
         (a def in the class body, by indentation in the text), and of their subclasses by the
         names in class headers (transitively)."""
-        names: set[str] = set()
         if self._loaded_all:
             names = {c.name for c in self.classes.values() if not DESCRIPTOR_DUNDERS.isdisjoint(c.methods)}
-        for _, text in self.texts() if not self._loaded_all else ():
-            if "__get__" not in text and "__set__" not in text and "__delete__" not in text:
-                continue
-            open_classes: list[tuple[int, str]] = []  # (indentation, name) of the classes around
-            for m in _CLASS_OR_DESCRIPTOR_DEF.finditer(text):
-                indent = len(m.group(1).expandtabs())
-                while open_classes and open_classes[-1][0] >= indent:
-                    open_classes.pop()
-                if m.group(2):
-                    open_classes.append((indent, m.group(2)))
-                elif open_classes:
-                    names.add(open_classes[-1][1])
+        else:
+            names = set()
+            for _, text in self.texts():
+                if "__get__" in text or "__set__" in text or "__delete__" in text:
+                    names |= _descriptor_classes_in(text)
         headers = self.class_headers() or {}
         todo = list(names)
         while todo:
@@ -313,7 +321,7 @@ class Project:
         for fn in self.functions.values():
             self._def_names.setdefault(fn.module.path, set()).add(fn.name)
         for info in self.classes.values():  # and the methods a body binds by assignment
-            if len(info.methods) > sum(1 for k, f in info.methods.items() if k == f.name):
+            if any(name != fn.name for name, fn in info.methods.items()):
                 self._def_names.setdefault(info.module.path, set()).update(info.methods)
 
     def root_of(self, path: Path) -> SourceRoot | None:

@@ -27,7 +27,6 @@ from .binding import bind
 from .protocol import Scope
 from .rule import CallArgs, Rule
 
-DUNDERS = ("__get__", "__set__", "__delete__")
 PROPERTY_BASE = "builtins.property"
 PROPERTY_PARTS = ("fget", "fset", "fdel")
 # implicit call kind (explore.py) -> the descriptor method it runs

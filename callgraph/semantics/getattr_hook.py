@@ -43,7 +43,7 @@ RULE = GetattrHook()
 
 
 def hooked(cm, qual: str, attr: str) -> list:
-    """The in-tree `(method, dunder)` a read of `attr` on an exact instance of `qual` runs:
+    """The in-tree hook methods a read of `attr` on an exact instance of `qual` runs:
     `__getattribute__` for any name, `__getattr__` where no class of the MRO defines the name
     and no method of one assigns `self.<name>`."""
     every, hook = cm.hooks(qual)
