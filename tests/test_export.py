@@ -351,3 +351,44 @@ def test_a_closure_past_its_contexts_keeps_its_row(tmp_path):
     called = {e.callee for e in view.edges if e.caller == "main.traced.wrapper"}
     rows = [u for u in view.unresolved if u.caller == "main.traced.wrapper"]
     assert called == {f"main.f{i}" for i in range(n)} or rows, (called, rows)
+
+
+_HANDED_THROUGH = (
+    "class A:\n    def forward(self):\n        pass\n"
+    "class B:\n    def forward(self):\n        pass\n"
+    "def run(m):\n    m.forward()\n")
+
+
+@pytest.mark.parametrize("chain", [
+    # `mid` hands B to `run` only once `mid` is resolved with its callers' arguments
+    "def mid(x):\n    run(x)\n"
+    "def main():\n    run(A())\n    mid(B())\n",
+    # ... and one call further down: `hop`'s union grows after its last pass, and `run` (which
+    # `hop` reaches) lacks B as well
+    "def hop(y):\n    run(y)\n"
+    "def mid(x):\n    hop(x)\n"
+    "def main():\n    run(A())\n    hop(A())\n    mid(B())\n",
+], ids=["one-helper", "two-helpers"])
+def test_an_instance_handed_through_helpers_keeps_its_row(tmp_path, chain):
+    """An instance passed down through helpers reaches `run`'s union only in a later pass, which
+    re-resolves only callees handed a function or class: `run`'s `m.forward()` lists A's
+    `forward`, and B's is either an edge too or the site keeps its unresolved row. Before, the
+    row was dropped as resolved and `callers B.forward` said 0, with nothing unresolved."""
+    (tmp_path / "main.py").write_text(_HANDED_THROUGH + chain)
+    out = tmp_path / "g.json"
+    assert main(["export", "--root", str(tmp_path), "-o", str(out), "--no-cache"]) == 0
+    view = formats.view_from_json(json.loads(out.read_text()))
+    called = {e.callee for e in view.edges if e.caller == "main.run"}
+    rows = [u for u in view.unresolved if u.caller == "main.run" and u.expr == "m.forward()"]
+    assert "main.A.forward" in called
+    assert "main.B.forward" in called or rows, (called, view.unresolved)
+
+
+def test_callers_counts_the_unresolved_sites(tmp_path, capsys):
+    """`callers` walks edges only: it says how many unresolved sites the tree has, which a
+    caller could go through, in its summary and its JSON."""
+    (tmp_path / "main.py").write_text("def target():\n    pass\ndef f(g):\n    g()\n")
+    assert main(["callers", "main.target", "--root", str(tmp_path), "--no-cache"]) == 0
+    assert "0 function(s) may reach main.target (and 1 unresolved call site(s)" in capsys.readouterr().err
+    assert main(["callers", "main.target", "--root", str(tmp_path), "--no-cache", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["unresolved_sites"] == 1

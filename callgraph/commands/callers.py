@@ -54,6 +54,7 @@ def callers(target, roots, package, binds, model_config, cache_dir, no_cache, en
         witness = _paths(gq, whole, name, depth, entries_only) if paths else {}
     if as_json:
         data = gq.callers_view(whole, name, depth, entries_only).to_json()
+        data["unresolved_sites"] = len(whole.unresolved)  # of the tree: a caller through one is not listed
         if verify:
             data["verdicts"] = {q: p.verdict.value for q, p in proofs.items()}
         else:
@@ -64,6 +65,8 @@ def callers(target, roots, package, binds, model_config, cache_dir, no_cache, en
         click.echo(json.dumps(data, indent=2))
         return 0
     what = f"{len(found)} function(s) may reach {name}" + (" (entry points only)" if entries_only else "")
+    if whole.unresolved:  # a caller through one of them is not listed
+        what += f" (and {len(whole.unresolved)} unresolved call site(s) in the tree may lead there: `export` lists them)"
     if verify:
         counts = {}
         for p in proofs.values():
