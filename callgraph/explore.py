@@ -415,12 +415,16 @@ class Explorer:
 
 
 def graph_view(ex: Exploration, roots: tuple[str, ...], entry: str, names: set[str], node,
-               drop_resolved_sites: bool = False, keep_rows_of: frozenset = frozenset()) -> GraphView:
+               drop_resolved_sites: bool = False, keep_rows_of: frozenset = frozenset(),
+               param_rows_of: frozenset = frozenset()) -> GraphView:
     """The exploration's function-level graph in the shared vocabulary (sorted, deduplicated).
     `drop_resolved_sites`: leave out unresolved rows of call sites that got an edge in another
     context (an edge of the same call, not of an implicit call placed at the same node), but
     those of the functions in `keep_rows_of` (some of whose contexts were not swept) and those met
-    in a closure's context (`kept_rows`: no later round resolves that context again)."""
+    in a closure's context (`kept_rows`: no later round resolves that context again), and the
+    rows of a function in `param_rows_of` about its own parameters unbound (every function
+    meets those with its parameters unbound, whatever the order of work: the rows it met in
+    other contexts depend on what the memos held, and differ between one process and several)."""
     edges = sorted({d["hop"] for _, _, d in ex.graph.edges(data=True)}, key=hop_order)
     # an implicit call placed at the same node (`x.get` read by a hook, of the call `x.get(k)`)
     # resolves nothing of the call: its hop's text is the implicit call's (`_implicit_text`)
@@ -428,10 +432,16 @@ def graph_view(ex: Exploration, roots: tuple[str, ...], entry: str, names: set[s
     rows = (site.unresolved for site in ex.unresolved)
     keep = ex.kept_rows
     unresolved = sorted({u for u in rows if (u.caller, u.site, u.expr) not in resolved or u.caller in keep_rows_of
-                         or u in keep}, key=unresolved_order)
+                         or u in keep or (u.caller in param_rows_of and _own_parameter(u))}, key=unresolved_order)
     names = set(names) | {h.caller for h in edges} | {h.callee for h in edges}
     return GraphView(root=roots, entry=entry, tool_version=__version__,
                      nodes=tuple(node(n) for n in sorted(names)), edges=tuple(edges), unresolved=tuple(unresolved))
+
+
+def _own_parameter(u) -> bool:
+    """Whether the row is about a parameter of its own caller left unbound
+    (`annotations.py`'s "parameter 'm' of main.run has no argument bound on this path")."""
+    return u.why.startswith("parameter '") and f"' of {u.caller} has no argument bound" in u.why
 
 
 # The rule that names an implicit call's hop, by its kind.

@@ -5,7 +5,7 @@ with its parameters unbound and records, for each callee, what each call site bi
 resolves each callee once more with the union of those bindings (and again, up to
 EXPORT_ROUNDS passes, for callees handed a function or class they had not been). A union is not
 a fixpoint when the passes end: a callee whose union grew after its last pass, and every function
-it reaches, keep their sites' unresolved rows (`downstream`). So `general_mm_embed_routine`
+it reaches, keep their rows about their own parameters left unbound (`downstream`). So `general_mm_embed_routine`
 gets an edge to the `forward` of every language model any VLM passes it (what a whole-program
 graph must say), at the cost of two visits per function, not one per caller.
 """
@@ -88,11 +88,13 @@ def whole_tree(project: Project, binds: dict[str, str], roots: tuple[str, ...], 
     ev.close()
     # a site left unresolved with parameters unbound, then resolved with the callers' arguments,
     # is resolved; but not in a closure some of whose contexts were left out (past
-    # EXPORT_CLOSURE_CONTEXTS), nor in a callee whose union grew after its last pass, nor in what
-    # those reach (the values they would have passed on are missing there too): the edges of
-    # those are missing, and the row stands for them
+    # EXPORT_CLOSURE_CONTEXTS): the edges of those are missing, and the row stands for them. A
+    # callee whose union grew after its last pass, and what it or such a closure reaches (the
+    # values they would have passed on are missing there too), keep their rows about their own
+    # parameters: a call on one may lack the edges of the values not followed
     return graph_view(ex, roots, "", {c.fn for c in starts}, node, drop_resolved_sites=True,
-                      keep_rows_of=downstream(ex.graph, rounds.capped | rounds.stale))
+                      keep_rows_of=frozenset(rounds.capped),
+                      param_rows_of=downstream(ex.graph, rounds.capped | rounds.stale))
 
 
 def downstream(graph, stale) -> frozenset:
@@ -125,7 +127,7 @@ class _Rounds:
         self.resolved: set[Ctx] = set()
         # closures with contexts past EXPORT_CLOSURE_CONTEXTS left out: their sites' rows stay
         self.capped: set[str] = set()
-        # callees whose union grew after the last round that resolved them: their rows stay
+        # callees whose union grew after the last round that resolved them (`stale`)
         self.skipped: set[str] = set()
 
     @property
@@ -160,7 +162,7 @@ class _Rounds:
         those that were handed a function, method or class they had not been (what a further
         round can turn into new edges: `f(g)` where `f(a)` calls `a(h)`). Other growth there,
         another instance or external value passed down, is left at the union it had (`stale`:
-        its rows stay). Every value a union gains can change edges (an instance passed through a
+        its rows about its own parameters stay). Every value a union gains can change edges (an instance passed through a
         helper: `mid(x)` calls `run(x)`, which calls `x.forward()`), but re-resolving all of them
         until nothing grows does not end: attribute chains of outside values (`loc.loc.swa_loc`),
         string patterns and nested partials grow a little every round (SGLang srt: 1,100-1,300
