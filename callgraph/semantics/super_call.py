@@ -20,10 +20,17 @@ from .rule import CallArgs, Rule
 # What a dict/list subclass calls on super() to read its own items (transformers' ClassInstantier).
 OBJECT_NEW = "builtins.object.__new__"
 CONTAINER_ACCESS = {"__getitem__", "get", "pop", "values", "items", "__iter__", "setdefault"}
+# `object`'s methods that run no code of the instance's class when called through super() (its
+# `__str__` calls `__repr__`, `__format__` `__str__`, `__reduce_ex__` `__getstate__`...): what a
+# read or store runs besides (a property's getter or setter, `__getattr__`) is placed at the
+# read or store itself (properties.py, getattr_hook.py)
+OBJECT_PLAIN = frozenset({"__getattribute__", "__setattr__", "__delattr__", "__init__", "__init_subclass__"})
 
 
 class Super(Rule):
-    """`super().m(...)` and `super(C, self).m(...)`"""
+    """`super().m(...)` and `super(C, self).m(...)`; a mixin's `super().__getattribute__` /
+    `__setattr__` / `__delattr__` / `__init__` is `object`'s where only `object` follows the mixin
+    in the MRO of every class the instance may have (its in-tree subclasses included)"""
 
     name = "super"
     where = ("semantics/super_call.py", "semantics/builtins_model.py")
@@ -83,7 +90,31 @@ def attribute(ev: Inference, v: VSuper, attr: str, tags: set[str]) -> FrozenSet[
         # nothing after the class defines __new__ and nothing from outside but `object` and the
         # markers is in its MRO: `super().__new__(cls)` is object.__new__ (builtins_model)
         return frozenset({VExt(OBJECT_NEW)})
+    if attr in OBJECT_PLAIN and _only_object_after(cm, v, attr):
+        # a mixin whose only base is `object`, in the MRO of every class `self` may be:
+        # transformers' HeterogeneousConfigMixin.__getattribute__ under PreTrainedConfig
+        return frozenset({VExt(f"builtins.object.{attr}")})
+    if attr in OBJECT_PLAIN:
+        return unknown(f"super() of {_short(v.cls)}: a class of the instance's MRO after it may define '{attr}'")
     return unknown(f"super() of {_short(v.cls)} has no attribute '{attr}'")
+
+
+def _only_object_after(cm, v: VSuper, attr: str) -> bool:
+    """Whether nothing but `object` follows `v.cls` in the MRO of every class the proxy's `self`
+    may be an instance of: its class, and its in-tree subclasses unless it is exact (`class
+    Odd(Config, Late)` puts `Late` after a mixin of `Config`). A base from outside the tree, or
+    one not resolved, anywhere in one of those MROs may sit after `v.cls`: then not."""
+    s = v.self_val
+    base, exact = (s.qual, s.exact) if isinstance(s, VInst) else (s.qual if isinstance(s, VClass) else v.cls, False)
+    for k in [base] if exact else [base, *cm.subclasses(base)]:
+        order = cm.mro(k)
+        if v.cls not in order or cm.external_bases(k) or cm.unknown_bases(k):
+            return False
+        for t in order[order.index(v.cls) + 1:]:
+            info = cm.info(t)
+            if info is None or attr in info.methods or attr in info.attrs:
+                return False
+    return True
 
 
 def _short(qual: str) -> str:
