@@ -45,6 +45,7 @@ class ClassModel:
         self._givers: dict[str, dict[str, list[str]]] = {}
         self._wrapped: dict = {}
         self._hooks: dict[str, tuple] = {}
+        self._hooked_subclasses: dict[str, tuple] = {}
 
     def info(self, qual: str) -> ClassInfo | None:
         return self.ev.p.classes.get(qual)
@@ -194,6 +195,20 @@ class ClassModel:
         if found is None:
             found = self._hooks[qual] = tuple(
                 (m[0] if (m := self.method(qual, name)) is not None else None) for name in getattr_hook.DUNDERS)
+        return found
+
+    def hooked_subclasses(self, qual: str) -> tuple[str, ...]:
+        """The in-tree subclasses of `qual` whose read hooks differ from `qual`'s (a
+        `__getattr__` of their own or a mixin's), memoised: an instance known only by its base
+        type may be one of them (`getattr_hook.py`). None where no file of the scope defines a
+        hook."""
+        found = self._hooked_subclasses.get(qual)
+        if found is None:
+            found = ()
+            if not getattr_hook.HOOKS.isdisjoint(self.ev.p.dunder_names()):
+                mine = self.hooks(qual)
+                found = tuple(s for s in self.subclasses(qual) if self.hooks(s) != mine)
+            self._hooked_subclasses[qual] = found
         return found
 
     def _instance_attr(self, v: VInst, attr: str, tags: set[str]) -> FrozenSet[Value]:

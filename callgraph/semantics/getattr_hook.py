@@ -12,9 +12,11 @@ unknown.
 
 The exploration asks about each attribute read whose receiver is read off names (`x.attr`,
 `self.a.attr`) where some file of the scope defines `__getattr__` or `__getattribute__`
-(`Project.dunder_names`). Not followed: the hook of an instance known by its base type whose
-subclass defines it (only the base's MRO is read), and a module's `__getattr__` (PEP 562: a
-name a module lacks, read from another module).
+(`Project.dunder_names`). An instance known only by its base type (an annotation, `self` in an
+inherited method) may be one of the base's in-tree subclasses: the hooks of those whose hooks
+differ from the base's run too, each bound to that subclass (`ClassModel.hooked_subclasses`).
+Not followed: a module's `__getattr__` (PEP 562: a name a module lacks, read from another
+module).
 """
 from __future__ import annotations
 
@@ -28,12 +30,14 @@ from .rule import CallArgs, Rule
 HOOK = "__getattr__"
 EVERY_READ = "__getattribute__"
 DUNDERS = (EVERY_READ, HOOK)  # the order of ClassModel.hooks
+HOOKS = frozenset(DUNDERS)
 
 
 class GetattrHook(Rule):
     """a read of an attribute an instance's class does not define or assign runs the class's
     in-tree `__getattr__` with the name (its return is the read's value too); every read runs an
-    in-tree `__getattribute__`"""
+    in-tree `__getattribute__`; an instance known only by its base type runs the hooks of the
+    base's in-tree subclasses too"""
 
     name = "getattr-hook"
     where = ("semantics/getattr_hook.py", "infer/classes.py", "explore.py")
@@ -64,26 +68,39 @@ def defined(cm, qual: str, attr: str) -> bool:
 
 
 def values(ev, v: VInst, attr: str, tags: set[str]) -> FrozenSet[Value]:
-    """What the in-tree `__getattr__` of `v`'s class returns for `attr`, where the read does not
-    find it otherwise (empty where there is no such hook)."""
+    """What the in-tree `__getattr__` of `v`'s class (or of a subclass it may be) returns for
+    `attr`, where the read does not find it otherwise (empty where there is no such hook)."""
     cm = ev.classes
-    hook = cm.hooks(v.qual)[1]
-    if hook is None or defined(cm, v.qual, attr):
-        return frozenset()
-    tags.add(RULE.name)
-    return ev.returns(hook, _context(hook, v, attr))
+    out: set = set()
+    for qual, inst in _classes(cm, v):
+        hook = cm.hooks(qual)[1]
+        if hook is None or defined(cm, qual, attr):
+            continue
+        tags.add(RULE.name)
+        out |= ev.returns(hook, _context(hook, inst, attr))
+    return frozenset(out)
 
 
 def runs(ev, owners: FrozenSet[Value], attr: str) -> list[tuple[str, Ctx]]:
     """The hooks reading `attr` on each of `owners` runs (`hooked`), each in its context."""
-    out = []
+    out = {}
     for v in owners:
         if v.__class__ is VInst:
-            for fn in hooked(ev.classes, v.qual, attr):
-                # `__getattribute__` runs on every read: its contexts are its instances', the name
-                # left unbound (one per attribute name read was thousands on transformers' configs)
-                out.append((fn.qual, _context(fn, v, attr if fn.name == HOOK else None)))
-    return out
+            for qual, inst in _classes(ev.classes, v):
+                for fn in hooked(ev.classes, qual, attr):
+                    # `__getattribute__` runs on every read: its contexts are its instances', the
+                    # name left unbound (one per attribute name read was thousands on
+                    # transformers' configs)
+                    out[(fn.qual, _context(fn, inst, attr if fn.name == HOOK else None))] = None
+    return list(out)
+
+
+def _classes(cm, v: VInst) -> list[tuple[str, VInst]]:
+    """(class, instance) pairs a read on `v` may find hooks in: its class, and unless `v` is
+    exact, the subclasses whose hooks differ, each as an instance of that subclass."""
+    if v.exact:
+        return [(v.qual, v)]
+    return [(v.qual, v)] + [(s, VInst(s, exact=False)) for s in cm.hooked_subclasses(v.qual)]
 
 
 def read_calls(node: ast.Attribute, defined_dunders: FrozenSet[str]) -> list[tuple[str, ast.Call]]:
