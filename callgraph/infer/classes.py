@@ -200,7 +200,7 @@ class ClassModel:
     def hooked_subclasses(self, qual: str) -> tuple[str, ...]:
         """The in-tree subclasses of `qual` whose read hooks differ from `qual`'s (a
         `__getattr__` of their own or a mixin's), memoised: an instance known only by its base
-        type may be one of them (`getattr_hook.py`). None where no file of the scope defines a
+        type may be one of them (`getattr_hook.py`). Empty where no file of the scope defines a
         hook."""
         found = self._hooked_subclasses.get(qual)
         if found is None:

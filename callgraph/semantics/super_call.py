@@ -29,7 +29,7 @@ OBJECT_PLAIN = frozenset({"__getattribute__", "__setattr__", "__delattr__", "__i
 
 class Super(Rule):
     """`super().m(...)` and `super(C, self).m(...)`; a mixin's `super().__getattribute__` /
-    `__setattr__` / `__delattr__` / `__init__` is `object`'s where only `object` follows the mixin
+    `__setattr__` / `__delattr__` / `__init__` / `__init_subclass__` is `object`'s where only `object` follows the mixin
     in the MRO of every class the instance may have (its in-tree subclasses included)"""
 
     name = "super"
