@@ -20,6 +20,7 @@ from .index.scopes import first_param
 from .semantics import (PRECEDENCE, constructor, decorators, descriptors, external, getattr_hook, isinstance_narrowing, item_protocol, iter_protocol,
                         operator_protocol, properties, with_protocol)
 from .semantics.rule import Dispatch, Target
+from .infer.annotations import about_own_parameter
 from .infer.evaluator import Evaluator, Scope
 from .values import Ctx
 
@@ -432,16 +433,10 @@ def graph_view(ex: Exploration, roots: tuple[str, ...], entry: str, names: set[s
     rows = (site.unresolved for site in ex.unresolved)
     keep = ex.kept_rows
     unresolved = sorted({u for u in rows if (u.caller, u.site, u.expr) not in resolved or u.caller in keep_rows_of
-                         or u in keep or (u.caller in param_rows_of and _own_parameter(u))}, key=unresolved_order)
+                         or u in keep or (u.caller in param_rows_of and about_own_parameter(u.why, u.caller))}, key=unresolved_order)
     names = set(names) | {h.caller for h in edges} | {h.callee for h in edges}
     return GraphView(root=roots, entry=entry, tool_version=__version__,
                      nodes=tuple(node(n) for n in sorted(names)), edges=tuple(edges), unresolved=tuple(unresolved))
-
-
-def _own_parameter(u) -> bool:
-    """Whether the row is about a parameter of its own caller left unbound
-    (`annotations.py`'s "parameter 'm' of main.run has no argument bound on this path")."""
-    return u.why.startswith("parameter '") and f"' of {u.caller} has no argument bound" in u.why
 
 
 # The rule that names an implicit call's hop, by its kind.

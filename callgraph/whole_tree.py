@@ -162,9 +162,9 @@ class _Rounds:
         those that were handed a function, method or class they had not been (what a further
         round can turn into new edges: `f(g)` where `f(a)` calls `a(h)`). Other growth there,
         another instance or external value passed down, is left at the union it had (`stale`:
-        its rows about its own parameters stay). Every value a union gains can change edges (an instance passed through a
-        helper: `mid(x)` calls `run(x)`, which calls `x.forward()`), but re-resolving all of them
-        until nothing grows does not end: attribute chains of outside values (`loc.loc.swa_loc`),
+        its rows about its own parameters stay). Every value a union gains can change edges
+        (an instance passed through a helper: `mid(x)` calls `run(x)`, which calls
+        `x.forward()`), but re-resolving all of them until nothing grows does not end: attribute chains of outside values (`loc.loc.swa_loc`),
         string patterns and nested partials grow a little every round (SGLang srt: 1,100-1,300
         callees a round after 15 rounds)."""
         out, self.fresh = self.fresh, []

@@ -17,6 +17,21 @@ from ..semantics.protocol import Scope
 from ..values import NONE, SOME_LITERAL, Ctx, Value, VClass, VConst, VExt, VInst, VSeq, VUnknown, memoised, unknown
 
 
+def unbound_parameter(name: str, qual: str) -> str:
+    """Why a parameter with no argument bound, no default and no annotation has no value."""
+    return f"parameter '{name}{_unbound_tail(qual)}"
+
+
+def about_own_parameter(why: str, qual: str) -> bool:
+    """Whether `why` (an unresolved row's reason, met in `qual`) is `unbound_parameter` of one
+    of `qual`'s own parameters (the export keeps those rows: whole_tree.downstream)."""
+    return why.startswith("parameter '") and why.endswith(_unbound_tail(qual))
+
+
+def _unbound_tail(qual: str) -> str:
+    return f"' of {qual} has no argument bound on this path"
+
+
 class Annotations:
     def unbound_param(self, fn: FuncInfo, name: str, ctx: Ctx | None, tags: set[str]) -> FrozenSet[Value]:
         """A parameter with no argument bound in context `ctx`: its default and annotation."""
@@ -58,7 +73,7 @@ class Annotations:
         if ann is not None:
             out |= self.annotation(ann, outer, tags)
         if not out or (ann is None and not missing and all(isinstance(v, VConst) for v in out)):
-            out.add(VUnknown(f"parameter '{name}' of {fn.qual} has no argument bound on this path"))
+            out.add(VUnknown(unbound_parameter(name, fn.qual)))
         return frozenset(out)
 
     def annotation(self, ann: ast.AST, scope: Scope, tags: set[str] | None = None) -> FrozenSet[Value]:
