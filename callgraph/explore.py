@@ -17,12 +17,12 @@ from . import __version__, heap
 from .index import decorator_names
 from .index.project import Project
 from .index.scopes import first_param
-from .semantics import (PRECEDENCE, constructor, decorators, descriptors, external, getattr_hook, isinstance_narrowing, item_protocol, iter_protocol,
+from .semantics import (PRECEDENCE, constructor, decorators, descriptors, external, getattr_hook, isinstance_narrowing, item_protocol, iter_protocol, module_getattr, setattr_hook,
                         operator_protocol, properties, with_protocol)
 from .semantics.rule import Dispatch, Target
 from .infer.annotations import about_own_parameter
 from .infer.evaluator import Evaluator, Scope
-from .values import Ctx
+from .values import Ctx, VModule
 
 if TYPE_CHECKING:   # imported where a graph is made (new_graph): a cached answer never needs it
     import networkx as nx
@@ -278,6 +278,9 @@ class Explorer:
         yield from fn.item_accesses(self._item_calls)  # `obj[k]` runs __getitem__, k.__hash__
         yield from fn.operator_calls(self._operator_calls)  # `a + b` runs a.__add__, b.__radd__
         yield from fn.attribute_stores(self._store_calls)  # `obj.x = v` runs x's setter
+        yield from module_getattr.import_calls(self.p, fn)  # `from m import x` runs m.__getattr__
+        yield from getattr_hook.builtin_reads(fn, self.p.dunder_names())  # `getattr(obj, name)` reads
+        yield from setattr_hook.builtin_stores(fn, self.p.dunder_names())  # `setattr(obj, name, v)` stores
 
     def _read_calls(self, node: ast.Attribute) -> list[tuple[str, ast.Call]]:
         """The synthetic calls `obj.x()` of an attribute read, placed at it: the getter's where
@@ -305,20 +308,27 @@ class Explorer:
         out = properties.store_calls(node) if node.attr in self.p.accessor_names() else []
         if node.attr in self.p.descriptor_names():
             out += [("delete" if k == "deleter" else "set", call) for k, call in properties.store_calls(node)]
-        return out
+        return out + setattr_hook.store_calls(node, self.p.dunder_names())  # `__setattr__`, `__delattr__`
 
     def _implicit(self, kind: str, call: ast.Call, scope: Scope) -> Dispatch | None:
         """What the implicit call `call` of `kind` (`_implicit_sites`) runs on its receiver, as
         a dispatch under the kind's rule; None when nothing runs, or when reading the receiver
         overflows the stack (then nothing is known of it; the run goes on)."""
         try:
-            owners = self.ev.eval(call.func.value, scope, set())
+            if kind == "import":  # the receiver names the module imported from
+                owners = frozenset({VModule(call.func.value.id)})
+            else:
+                owners = self.ev.eval(call.func.value, scope, set())
             if kind == "getter":
                 found = properties.runs(self.ev, owners, call.func.attr)
             elif kind == "setter" or kind == "deleter":
                 found = properties.accessor_runs(self.ev, owners, call.func.attr, kind)
-            elif kind == "hook":
-                found = getattr_hook.runs(self.ev, owners, call.func.attr)
+            elif kind == "hook" or kind == "getattr" or kind == "import":  # a class's hook, a module's (PEP 562)
+                found = getattr_hook.runs(self.ev, owners, call.func.attr) if kind != "import" else []
+                found += [(qual, ctx, module_getattr.RULE.name)
+                          for qual, ctx in module_getattr.runs(self.ev, owners, call.func.attr)]
+            elif kind == "setattr" or kind == "delattr":
+                found = setattr_hook.runs(self.ev, owners, kind)
             elif kind in descriptors.KINDS:
                 found = descriptors.runs(self.ev, owners, call.func.attr, kind)
             elif kind == "item":
@@ -329,7 +339,7 @@ class Explorer:
             self.ev.close()
             return None
         rule = IMPLICIT_RULE[kind]
-        return Dispatch(targets=[Target(qual, ctx, rule) for qual, ctx in found]) if found else None
+        return Dispatch(targets=[Target(f[0], f[1], f[2] if len(f) > 2 else rule) for f in found]) if found else None
 
     def _dispatch(self, fn, node: ast.Call, scope: Scope) -> Dispatch:
         """The call's dispatch; one that overflows the stack leaves the site unresolved (in
@@ -359,8 +369,8 @@ class Explorer:
                 continue
             callee = self.p.functions.get(t.fn)
             rule, via = _rule_and_via(t.rule, d.tags, callee)
-            if implicit is not None:
-                named = IMPLICIT_RULE[implicit]
+            if implicit is not None:  # named by its kind's rule, or by the rule `_implicit` gave it
+                named = t.rule if implicit in SITE_KINDS else IMPLICIT_RULE[implicit]
                 rule, via = named, tuple(r for r in dict.fromkeys((rule,) + via) if r != named)
             ctx = self.add_edge(ex, state, fn, node, t.fn, t.ctx, rule, via, implicit, t.key)
             if ctx is None:
@@ -444,7 +454,12 @@ IMPLICIT_RULE = {"decorate": decorators.RULE.name, "raise": constructor.RULE.nam
                  "with": iter_protocol.RULE.name, "getter": properties.RULE.name, "item": iter_protocol.RULE.name,
                  "setter": properties.RULE.name, "deleter": properties.RULE.name,
                  "operator": iter_protocol.RULE.name, "get": descriptors.RULE.name, "set": descriptors.RULE.name,
-                 "delete": descriptors.RULE.name, "hook": getattr_hook.RULE.name}
+                 "delete": descriptors.RULE.name, "hook": getattr_hook.RULE.name, "getattr": getattr_hook.RULE.name,
+                 "import": module_getattr.RULE.name, "setattr": setattr_hook.RULE.name,
+                 "delattr": setattr_hook.RULE.name}
+# The kinds `_implicit_sites` makes, whose targets `_implicit` names by their rule.
+SITE_KINDS = frozenset({"getter", "get", "hook", "getattr", "item", "operator", "setter", "deleter", "set", "delete",
+                        "import", "setattr", "delattr"})
 
 
 def implicit_calls(node: ast.AST) -> list[tuple[str, ast.Call]]:
@@ -469,13 +484,20 @@ def _implicit_text(kind: str, node: ast.Call) -> str:
             return f"raise {ast.unparse(node.func)}"
         if kind == "with":
             return f"with {ast.unparse(node.func.value)}"[:80]
+        if kind == "import":
+            return f"from {node.func.value.id} import {node.func.attr}"[:80]
+        if (kind == "setattr" or kind == "delattr") and node.func.attr == getattr_hook.ANY_NAME:
+            return f"{kind}({ast.unparse(node.func.value)}, ...)"[:80]
+        if kind == "getattr":
+            name = "<name>" if node.func.attr == getattr_hook.ANY_NAME else repr(node.func.attr)
+            return f"getattr({ast.unparse(node.func.value)}, {name})"[:80]
         if kind == "getter" or kind == "get" or kind == "hook":
             return ast.unparse(node.func)[:80]
         if kind == "operator":
             return ast.unparse(node)[:80]
-        if kind == "setter" or kind == "set":
+        if kind == "setter" or kind == "set" or kind == "setattr":
             return f"{ast.unparse(node.func)} = ..."[:80]
-        if kind == "deleter" or kind == "delete":
+        if kind == "deleter" or kind == "delete" or kind == "delattr":
             return f"del {ast.unparse(node.func)}"[:80]
         if kind == "item":
             return f"{ast.unparse(node.func.value)}[{ast.unparse(node.args[0])}]"[:80]

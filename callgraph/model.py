@@ -47,6 +47,8 @@ RULES = (
     "property",         # value of a @property getter
     "descriptor",       # x = D() in a class body, D with __get__ / __set__ / __delete__: a read, store, deletion runs them
     "getattr-hook",     # a read the class does not answer runs its __getattr__ (every read its __getattribute__)
+    "module-getattr",   # a name a module does not bind, read off it or imported from it, runs its __getattr__ (PEP 562)
+    "setattr-hook",     # a store (a deletion) of an attribute runs the class's __setattr__ (__delattr__)
     "return-type",      # value returned by a helper or factory
     "partial",          # functools.partial(f, ...) called
     "computed-getattr", # getattr(obj, f"forward_{k}"): the receiver's attributes the name can spell

@@ -20,7 +20,7 @@ from ..index import closures
 from ..index.project import Project
 from ..registries import Registries
 from ..index.scopes import MODULE_CODE, Binding, FuncInfo, ModuleInfo, first_param
-from ..semantics import (binding, bound, computed_getattr, contextmanager, decorators, isinstance_narrowing, leaf_annotation,
+from ..semantics import (binding, bound, computed_getattr, contextmanager, decorators, isinstance_narrowing, leaf_annotation, module_getattr,
                          module_store, return_type)
 from ..semantics.builtins_model import builtin_lacks
 from ..semantics import containers
@@ -347,8 +347,12 @@ class Evaluator(Sequences, Annotations):
         if head:
             mod = self.p.module(head)
             if mod is not None:
+                hooked = module_getattr.values(self, mod, attr, set())  # `from m import x`: m.__getattr__
                 if attr in mod.globals or mod.star_imports:
-                    return self.global_name(mod, attr, set())
+                    found = self.global_name(mod, attr, set())
+                    return found if hooked is None else found | hooked
+                if hooked is not None:
+                    return hooked
                 if self.p.locate(name) is not None or self.p.is_namespace(name):
                     return frozenset({VModule(name)})
                 return unknown(f"'{attr}' is not defined in {mod.display}")
@@ -380,7 +384,8 @@ class Evaluator(Sequences, Annotations):
             if mod is not None and (attr in mod.globals or mod.star_imports):
                 found = self.global_name(mod, attr, tags)
                 if not all(isinstance(x, VUnknown) for x in found) or attr in mod.globals:
-                    return found
+                    hooked = module_getattr.values(self, mod, attr, tags)  # PEP 562: m.__getattr__
+                    return found if hooked is None else found | hooked
             return self.dotted(f"{v.name}.{attr}")
         if isinstance(v, (VInst, VClass, VSuper)):
             return self.classes.attribute(v, attr, tags)

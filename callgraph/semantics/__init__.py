@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from . import (absent_attribute, abstract_class, attribute_store, binding, bound, builtin_dunders, builtins_model, callbacks, class_hierarchy, class_of, computed_getattr, constructor,
                container_subclass, containers, contextmanager, decorators, descriptors, direct, enum_members, external, getattr_hook, init_attribute, init_chain,
-               isinstance_narrowing, iter_protocol, iterators, key_functions, leaf_annotation, mapping_mixin, module_call, module_store, mro, none_narrowing, oracle, partial, properties, rebound_store, registry, return_type, super_call,
+               isinstance_narrowing, iter_protocol, iterators, key_functions, leaf_annotation, mapping_mixin, module_call, module_getattr, module_store, mro, none_narrowing, oracle, partial, properties, rebound_store, registry, return_type, setattr_hook, super_call,
                triton_launch, typed_kwargs)
 from .rule import Call, Outcome, Rule
 
@@ -47,6 +47,8 @@ REGISTRY: tuple[Rule, ...] = (
     properties.RULE,
     descriptors.RULE,
     getattr_hook.RULE,
+    module_getattr.RULE,
+    setattr_hook.RULE,
     callbacks.RULE,
     oracle.RULE,
     return_type.RULE,
