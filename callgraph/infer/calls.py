@@ -166,6 +166,7 @@ class CallModel:
                 a.kw[kw.arg] = vals
                 continue
             self._spread(a, vals)
+        a.complete = True
         return a
 
     @staticmethod

@@ -87,6 +87,10 @@ def bind(fn: FuncInfo, self_val: Value | None, args: CallArgs, closure: Ctx | No
         for name in positional + kwonly:
             if name not in binds:
                 binds[name] = args.kw_star | ({OR_DEFAULT} if name in defaulted else EMPTY)
+    if args.complete and not args.has_star:  # a call that gives none of them: their defaults, exactly
+        for name in positional[len(pos):] + kwonly:
+            if name not in binds and name in defaulted:
+                binds[name] = frozenset({OR_DEFAULT})
     if a.kwarg:
         items = tuple(sorted(leftover.items()))
         elems = frozenset().union(*leftover.values()) if leftover else EMPTY

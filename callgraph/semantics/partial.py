@@ -27,7 +27,7 @@ class Partial(Rule):
             return frozenset({VPartial(args.pos[0], tuple(args.pos[1:]), tuple(sorted(args.kw.items())))})
         out: set = set()
         merged = CallArgs(list(v.args) + args.pos, args.star, args.has_star, {**dict(v.kwargs), **args.kw}, args.kw_star,
-                          args.has_kw_star)
+                          args.has_kw_star, args.complete)
         first = len(d.targets)
         for f in v.func:
             out |= call.calls.call_value(f, merged, call.node, call.scope, d, call.tags)

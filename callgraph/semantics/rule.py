@@ -37,9 +37,14 @@ class CallArgs:
     kw: dict[str, FrozenSet[Value]] = field(default_factory=dict)
     kw_star: FrozenSet[Value] = EMPTY       # **mapping whose keys are unknown
     has_kw_star: bool = False
+    # every argument of a call written in the source: a parameter with a default that none of
+    # them gives holds its default (binding.OR_DEFAULT), where argument lists made up by a rule
+    # (a hook's, a setter's) leave the parameters they do not give unbound
+    complete: bool = False
 
     def prepend(self, values: list[FrozenSet[Value]]) -> "CallArgs":
-        return CallArgs(values + self.pos, self.star, self.has_star, dict(self.kw), self.kw_star, self.has_kw_star)
+        return CallArgs(values + self.pos, self.star, self.has_star, dict(self.kw), self.kw_star, self.has_kw_star,
+                        self.complete)
 
 
 @dataclass(frozen=True, slots=True)
