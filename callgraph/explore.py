@@ -16,13 +16,14 @@ from typing import TYPE_CHECKING, Callable, Iterator, NamedTuple, Optional
 from . import __version__, heap
 from .index import decorator_names
 from .index.project import Project
+from .index import implicit_names
 from .index.scopes import first_param
 from .semantics import (PRECEDENCE, constructor, decorators, descriptors, external, getattr_hook, isinstance_narrowing, item_protocol, iter_protocol, module_getattr, setattr_hook,
                         operator_protocol, properties, with_protocol)
 from .semantics.rule import Dispatch, Target
 from .infer.annotations import about_own_parameter
 from .infer.evaluator import Evaluator, Scope
-from .values import Ctx, VModule
+from .values import Ctx, VModule, VUnknown
 
 if TYPE_CHECKING:   # imported where a graph is made (new_graph): a cached answer never needs it
     import networkx as nx
@@ -266,7 +267,12 @@ class Explorer:
             if dead and id(node.func) in dead:
                 continue
             d = self._implicit(kind, node, scope)
-            if d is not None and self._follow(ex, state, fn, node, d, kind, is_target, nxt):
+            if d is None:
+                continue
+            if d.unresolved and not self.whole_tree:  # a receiver not inferred: what may run is not known
+                ex.unresolved.append(UnresolvedSite(Unresolved(fn.qual, site_of(fn, node), _implicit_text(kind, node),
+                                                               d.unresolved[0]), node, fn, depth, state))
+            if self._follow(ex, state, fn, node, d, kind, is_target, nxt):
                 return True
         return False
 
@@ -339,7 +345,9 @@ class Explorer:
             self.ev.close()
             return None
         rule = IMPLICIT_RULE[kind]
-        return Dispatch(targets=[Target(f[0], f[1], f[2] if len(f) > 2 else rule) for f in found]) if found else None
+        targets = [Target(f[0], f[1], f[2] if len(f) > 2 else rule) for f in found]
+        why = _not_inferred(kind, call, owners)
+        return Dispatch(targets=targets, unresolved=[why] if why else []) if targets or why else None
 
     def _dispatch(self, fn, node: ast.Call, scope: Scope) -> Dispatch:
         """The call's dispatch; one that overflows the stack leaves the site unresolved (in
@@ -474,6 +482,22 @@ def implicit_calls(node: ast.AST) -> list[tuple[str, ast.Call]]:
     if isinstance(node, (ast.With, ast.AsyncWith)):
         return [("with", c) for c in with_protocol.calls(node)]
     return [("iter", c) for c in iter_protocol.calls(node)]
+
+
+def _not_inferred(kind: str, call: ast.Call, owners) -> str | None:
+    """Why the implicit call's targets may be incomplete: a receiver not inferred (a parameter
+    with no argument bound, a value not modelled), which may be any object, so the accessor,
+    hook or dunder it may run is named (`implicit_names.of_implicit`, which the name bound
+    ranks the row by: the synthetic call carries it as `rank_names`); None where every
+    receiver is known."""
+    open_ = sorted(v.why for v in owners if v.__class__ is VUnknown)
+    if not open_:
+        return None
+    names = implicit_names.of_implicit(kind, call.func.attr, getattr_hook.ANY_NAME)
+    call.rank_names = names
+    shown = " / ".join("any accessor" if n == implicit_names.ANY_ACCESSOR else f"the accessor of '{n[1:]}'"
+                       if n.startswith(implicit_names.ACCESSOR) else n for n in names)
+    return f"{open_[0]}; the implicit call may run {shown}"
 
 
 def _implicit_text(kind: str, node: ast.Call) -> str:

@@ -133,7 +133,15 @@ def _blocking_rows(inp: ReachInputs, ex: Exploration, target: Resolved,
             continue
         if site not in ranked or ranked[site][:2] > (rank, row.depth):
             ranked[site] = (rank, row.depth, row)
-    return [r for _, _, r in sorted(ranked.values(), key=lambda r: (r[0], r[1], r[2].unresolved.site))]
+    # calls first: an implicit call's receiver not inferred is most often what an unresolved
+    # call listed above it returned (`outputs.hidden_states` of `outputs = self.model(...)`)
+    return [r for _, _, r in sorted(ranked.values(), key=lambda r: (_implicit(r[2]), r[0], r[1], r[2].unresolved.site))]
+
+
+def _implicit(row: UnresolvedSite) -> bool:
+    """Whether the row is an implicit call's (a read, store or operator on a receiver not
+    inferred: explore.py's synthetic call carries the names it may run)."""
+    return getattr(row.node, "rank_names", None) is not None
 
 
 def _blockers(inp: ReachInputs, ex: Exploration, target: Resolved, cut: _Cut | None = None) -> list[Unresolved]:
@@ -146,7 +154,7 @@ def _blockers(inp: ReachInputs, ex: Exploration, target: Resolved, cut: _Cut | N
         if leads is None:  # only the order is lost: which sites are listed is the name bound's
             cut.add("ordering the blockers by what holds the target (leads.py): in the name bound's order")
         else:
-            rows = sorted(rows, key=lambda r: leads.key(r.node, r.fn))  # stable: ties keep their order
+            rows = sorted(rows, key=lambda r: (_implicit(r), leads.key(r.node, r.fn)))  # stable: ties keep their order
     return [row.unresolved for row in rows]
 
 
@@ -178,6 +186,8 @@ def _ask_oracle(inp: ReachInputs, ex: Exploration, target: Resolved, is_target, 
             if oracle.exhausted() or over():
                 break
             asked.add(u.site)
+            if _implicit(row):
+                continue  # an implicit call: no call expression there for Jedi to answer
             answers = oracle.callees(fn.module.path, node, deadline)
             # Jedi's answers add edges; the site stays unresolved, a blocker (semantics/oracle.py)
             for a in answers:

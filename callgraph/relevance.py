@@ -8,7 +8,11 @@ alone, which def names can reach the target's name:
   assigned, whatever object it holds (a module: `forward`; a function value); attributes set by
   computed names (`setattr(self, name, m)`, `self.add_module(name, m)`) may be any name;
 - a call `f(...)` of a local or parameter may run whatever was passed in;
-- a class constructor runs `__init__`.
+- a class constructor runs `__init__`;
+- syntax runs methods it does not name (`index/implicit_names.py`): operators their dunders,
+  loops `__iter__`, a read `x.a` what a decorated def named `a` (or a class attribute `a` set by
+  a call, such as `property(f)`) runs, and `__getattr__` / `__getattribute__` / `__get__`, a
+  store `__setattr__` / `__set__`, `len(x)` `__len__`...
 A site is relevant when one of its possible callees is in that set. Per-file summaries are
 cached by content hash, and built over 2 processes when the cache is cold.
 """
@@ -24,6 +28,7 @@ from pathlib import Path
 from typing import Callable
 
 from .cache import Cache
+from .index import implicit_names
 from .index.sources import Source, Sources, read_file
 
 INSTANCE_CALLEES = ("forward", "__call__")
@@ -156,10 +161,31 @@ class _Summarizer(ast.NodeVisitor):
             else:
                 callees.add(bare)
         self.defs.append((name, sorted(callees), holder))
+        if getattr(node, "decorator_list", None):  # may be an accessor: a read of `.name` runs it
+            self.defs.append((implicit_names.ACCESSOR + name, sorted(callees), holder))
+
+    def visit(self, node):
+        if self.stack:  # what the node runs without naming it (operators, loops, reads...)
+            hidden = implicit_names.of_node(node)
+            if hidden:
+                self.stack[-1]["callees"].update(hidden)
+        return super().visit(node)
+
+    def _decorate(self, node) -> None:
+        """A nested def's or class's decorators are called on it, in the enclosing body."""
+        frame = self.stack[-1] if self.stack else None
+        for d in node.decorator_list:
+            if frame is not None:
+                if isinstance(d, ast.Name):
+                    frame["bare"].append(d.id)
+                elif isinstance(d, ast.Attribute):
+                    frame["callees"].update((d.attr, "@" + d.attr) + implicit_names.attribute(d))
+                else:
+                    frame["holder"] = True  # `@make(...)`: what the call returned is called
+            self.visit(d)
 
     def visit_FunctionDef(self, node):
-        for d in node.decorator_list:
-            self.visit(d)
+        self._decorate(node)
         if node.name in DYNAMIC_READERS:
             self.dynamic = True  # it answers a read of any name with what it returns
         self._def(node, node.name, node.body)
@@ -172,13 +198,16 @@ class _Summarizer(ast.NodeVisitor):
 
     def visit_ClassDef(self, node):
         self.classes.add(node.name)
-        for d in node.decorator_list + node.bases + [k.value for k in node.keywords]:
+        self._decorate(node)
+        for d in node.bases + [k.value for k in node.keywords]:
             self.visit(d)
         for stmt in node.body:
             if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
                 for t in stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]:
                     if isinstance(t, ast.Name):
                         self.holders.add(t.id)
+                        if isinstance(stmt.value, ast.Call):  # `x = property(f)`: reading x runs f
+                            self.defs.append((implicit_names.ACCESSOR + t.id, _mentioned(stmt.value), False))
             self.visit(stmt)
 
     def _store(self, target) -> None:
@@ -209,17 +238,29 @@ class _Summarizer(ast.NodeVisitor):
     def visit_Attribute(self, node):
         if isinstance(node.ctx, ast.Load):
             self.values.add(node.attr)
+        if self.stack:
+            self.stack[-1]["callees"].update(implicit_names.attribute(node))
         self.visit(node.value)
+
+    def visit_Raise(self, node):
+        if self.stack and isinstance(node.exc, ast.Name):  # `raise E` calls E()
+            self.stack[-1]["bare"].append(node.exc.id)
+        elif self.stack and isinstance(node.exc, ast.Attribute):
+            self.stack[-1]["callees"].add(node.exc.attr)
+        self.generic_visit(node)
 
     def visit_Call(self, node):
         f = node.func
         frame = self.stack[-1] if self.stack else None
+        if frame is not None:
+            frame["callees"].update(implicit_names.of_call(node))  # `len(x)`: x.__len__
         if isinstance(f, ast.Attribute):
             if f.attr in NAMING_STORES and node.args:
                 self._named_store(node.args[0])  # nn.Module's add_module(name, module)
             if frame is not None:
                 frame["callees"].add(f.attr)
                 frame["callees"].add("@" + f.attr)  # may also be an object held in attribute f.attr
+                frame["callees"].update(implicit_names.attribute(f))  # `x.m` is read first
             self.visit(f.value)
         elif isinstance(f, ast.Name):
             if frame is not None:
@@ -242,6 +283,18 @@ class _Summarizer(ast.NodeVisitor):
             self.holders.add(name.value)
         else:
             self.dynamic = True
+
+
+def _mentioned(value: ast.Call) -> list[str]:
+    """The names a class attribute's call mentions (`property(get_x, set_x)`, `D(fn=f)`): what
+    reading or storing the attribute may run."""
+    names = set()
+    for n in ast.walk(value):
+        if isinstance(n, ast.Name):
+            names.add(n.id)
+        elif isinstance(n, ast.Attribute):
+            names.add(n.attr)
+    return sorted(names | {"__get__", "__set__", "__delete__"})
 
 
 def _targets(t: ast.AST):
@@ -366,7 +419,12 @@ class Relevance:
         f = node.func
         hold = self.holders_reach()
         ranks = []
-        if isinstance(f, ast.Attribute):
+        hidden = getattr(node, "rank_names", None)  # an implicit call on a receiver not inferred
+        if hidden is not None:
+            ranks = [self.dist[n] for n in hidden if n in self.dist]
+            if implicit_names.ANY_ACCESSOR in hidden:
+                ranks += [d for n, d in self.dist.items() if n.startswith(implicit_names.ACCESSOR)][:1]
+        elif isinstance(f, ast.Attribute):
             if f.attr in self.dist:
                 ranks.append(self.dist[f.attr])
             if hold and (f.attr in self.index.holders or self.index.dynamic_holders):

@@ -4,8 +4,8 @@ vLLM 0.33.0).
 Each case in real_cases/*.json (one file per tree, so work on different trees does not collide) names its wheel, the root inside it, the expected verdict and, for
 reached cases, the exact path and call sites, with the upstream line of each hop as evidence.
 Cases marked unreachable are *truly* unreachable (the evidence says what was checked): the
-analysis must never report them reached; unreachable, or unknown naming its blockers, passes,
-but a case marked `proved` must be answered "unreachable" (exit 1): a proof once made must not
+analysis must never report them reached; unreachable, or unknown naming its blockers (among
+them the one `unresolved_contains` gives, where it does), passes, but a case marked `proved` must be answered "unreachable" (exit 1): a proof once made must not
 fall back to unknown.
 Cases marked unknown are reached at run time through something the analysis does not model yet
 (`truth` and the notes say what): the verdict must be unknown, never unreachable, and the
@@ -68,6 +68,9 @@ def test_real_case(case: dict, upstream, analysis_cache, tree_analyses, capsys) 
     assert proof["verdict"] in ("unreachable", "unknown"), proof["verdict"]
     if proof["verdict"] == "unknown":
         assert code == 2 and proof["unresolved"], "unknown must name at least one blocker"
+        named = [f"{u['site']} {u['expr']} {u['why']}" for u in proof["unresolved"]]
+        for text in case.get("unresolved_contains", []):  # the blocker that keeps it from a proof
+            assert any(text in n for n in named), f"{text!r} names no blocker:\n" + "\n".join(named)
     else:
         assert code == 1
 
