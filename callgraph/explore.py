@@ -261,6 +261,12 @@ class Explorer:
             if d.unresolved and d.unresolved[0] == TOO_DEEP:
                 row = Unresolved(fn.qual, site_of(fn, node), _implicit_text(kind, node), TOO_DEEP)
                 ex.unresolved.append(UnresolvedSite(row, node, fn, depth, state))
+            elif d.unresolved and kind in PROTOCOL_KINDS and not self.whole_tree:
+                # `for x in obj`, `with obj`, `f(*obj)` on an object not inferred: any `__iter__`...
+                node.rank_names = (node.func.attr,)
+                why = f"{d.unresolved[0]}; the implicit call may run {node.func.attr}"
+                row = Unresolved(fn.qual, site_of(fn, node), _implicit_text(kind, node), why)
+                ex.unresolved.append(UnresolvedSite(row, node, fn, depth, state))
             if self._follow(ex, state, fn, node, d, kind, is_target, nxt):
                 return True
         for kind, node in self._implicit_sites(fn):  # getters, subscripts, operators, setters
@@ -465,6 +471,9 @@ IMPLICIT_RULE = {"decorate": decorators.RULE.name, "raise": constructor.RULE.nam
                  "delete": descriptors.RULE.name, "hook": getattr_hook.RULE.name, "getattr": getattr_hook.RULE.name,
                  "import": module_getattr.RULE.name, "setattr": setattr_hook.RULE.name,
                  "delattr": setattr_hook.RULE.name}
+# The kinds of `implicit_calls` whose receiver not inferred is a blocker in reach (a decorator
+# or an exception class not inferred is not listed: left as before).
+PROTOCOL_KINDS = frozenset({"iter", "with"})
 # The kinds `_implicit_sites` makes, whose targets `_implicit` names by their rule.
 SITE_KINDS = frozenset({"getter", "get", "hook", "getattr", "item", "operator", "setter", "deleter", "set", "delete",
                         "import", "setattr", "delattr"})

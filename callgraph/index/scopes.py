@@ -142,6 +142,10 @@ class FuncInfo:
                 continue
             if isinstance(n, ast.Call):
                 calls.append(n)
+                if spreads(n):  # `f(*xs)`, `f(**m)`: the iteration and mapping protocols
+                    special.append(n)
+            elif unpacks(n):  # `a, b = obj`: the iteration protocol
+                special.append(n)
             elif isinstance(n, ast.Return):
                 if n.value is not None:
                     returns.append(n.value)
@@ -352,6 +356,17 @@ class ModuleInfo:
     @property
     def star_imports(self) -> list[str]:
         return [b.target for b in self.globals.get("*", ())]
+
+
+def unpacks(node: ast.AST) -> bool:
+    """Whether an assignment unpacks its value (`a, b = obj`, `[a, *rest] = obj`)."""
+    return isinstance(node, ast.Assign) and any(isinstance(t, (ast.Tuple, ast.List)) for t in node.targets)
+
+
+def spreads(node: ast.AST) -> bool:
+    """Whether a call spreads an argument (`f(*xs)`, `f(**m)`)."""
+    return isinstance(node, ast.Call) and (any(isinstance(a, ast.Starred) for a in node.args)
+                                           or any(kw.arg is None for kw in node.keywords))
 
 
 def first_param(fn: FuncInfo) -> str | None:
