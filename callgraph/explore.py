@@ -465,7 +465,8 @@ def graph_view(ex: Exploration, roots: tuple[str, ...], entry: str, names: set[s
 
 # The rule that names an implicit call's hop, by its kind.
 IMPLICIT_RULE = {"decorate": decorators.RULE.name, "raise": constructor.RULE.name, "iter": iter_protocol.RULE.name,
-                 "with": iter_protocol.RULE.name, "getter": properties.RULE.name, "item": iter_protocol.RULE.name,
+                 "with": iter_protocol.RULE.name, "unpack": iter_protocol.RULE.name,
+                 "spread": iter_protocol.RULE.name, "getter": properties.RULE.name, "item": iter_protocol.RULE.name,
                  "setter": properties.RULE.name, "deleter": properties.RULE.name,
                  "operator": iter_protocol.RULE.name, "get": descriptors.RULE.name, "set": descriptors.RULE.name,
                  "delete": descriptors.RULE.name, "hook": getattr_hook.RULE.name, "getattr": getattr_hook.RULE.name,
@@ -473,7 +474,7 @@ IMPLICIT_RULE = {"decorate": decorators.RULE.name, "raise": constructor.RULE.nam
                  "delattr": setattr_hook.RULE.name}
 # The kinds of `implicit_calls` whose receiver not inferred is a blocker in reach (a decorator
 # or an exception class not inferred is not listed: left as before).
-PROTOCOL_KINDS = frozenset({"iter", "with"})
+PROTOCOL_KINDS = frozenset({"iter", "with", "unpack", "spread"})
 # The kinds `_implicit_sites` makes, whose targets `_implicit` names by their rule.
 SITE_KINDS = frozenset({"getter", "get", "hook", "getattr", "item", "operator", "setter", "deleter", "set", "delete",
                         "import", "setattr", "delattr"})
@@ -490,7 +491,8 @@ def implicit_calls(node: ast.AST) -> list[tuple[str, ast.Call]]:
         return [("raise", c) for c in constructor.raised(node)]
     if isinstance(node, (ast.With, ast.AsyncWith)):
         return [("with", c) for c in with_protocol.calls(node)]
-    return [("iter", c) for c in iter_protocol.calls(node)]
+    kind = "unpack" if isinstance(node, ast.Assign) else "spread" if isinstance(node, ast.Call) else "iter"
+    return [(kind, c) for c in iter_protocol.calls(node)]
 
 
 def _not_inferred(kind: str, call: ast.Call, owners) -> str | None:
@@ -519,6 +521,14 @@ def _implicit_text(kind: str, node: ast.Call) -> str:
             return f"with {ast.unparse(node.func.value)}"[:80]
         if kind == "import":
             return f"from {node.func.value.id} import {node.func.attr}"[:80]
+        if kind == "unpack" or kind == "spread":  # `a, b = obj`; `f(*obj)`, `f(**obj)`
+            inner = node.func.value
+            while isinstance(inner, ast.Call):
+                inner = inner.func.value
+            text = ast.unparse(inner)
+            if kind == "unpack":
+                return f"... = {text} (unpacked)"[:80]
+            return f"**{text}" if node.func.attr in ("keys", "__getitem__") else f"*{text}"[:80]
         if (kind == "setattr" or kind == "delattr") and node.func.attr == getattr_hook.ANY_NAME:
             return f"{kind}({ast.unparse(node.func.value)}, ...)"[:80]
         if kind == "getattr":
