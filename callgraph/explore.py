@@ -267,6 +267,10 @@ class Explorer:
                 why = f"{d.unresolved[0]}; the implicit call may run {node.func.attr}"
                 row = Unresolved(fn.qual, site_of(fn, node), _implicit_text(kind, node), why)
                 ex.unresolved.append(UnresolvedSite(row, node, fn, depth, state))
+            elif d.unresolved and kind in CALL_KINDS and not self.whole_tree:
+                # `@deco` / `raise exc_type` not inferred: a call of it, ranked as calls are
+                row = Unresolved(fn.qual, site_of(fn, node), _implicit_text(kind, node), d.unresolved[0])
+                ex.unresolved.append(UnresolvedSite(row, node, fn, depth, state))
             if self._follow(ex, state, fn, node, d, kind, is_target, nxt):
                 return True
         for kind, node in self._implicit_sites(fn):  # getters, subscripts, operators, setters
@@ -472,9 +476,10 @@ IMPLICIT_RULE = {"decorate": decorators.RULE.name, "raise": constructor.RULE.nam
                  "delete": descriptors.RULE.name, "hook": getattr_hook.RULE.name, "getattr": getattr_hook.RULE.name,
                  "import": module_getattr.RULE.name, "setattr": setattr_hook.RULE.name,
                  "delattr": setattr_hook.RULE.name}
-# The kinds of `implicit_calls` whose receiver not inferred is a blocker in reach (a decorator
-# or an exception class not inferred is not listed: left as before).
+# The kinds of `implicit_calls` whose receiver not inferred is a blocker in reach, ranked by the
+# dunder they run; and those whose callee not inferred is one, ranked as a call of it.
 PROTOCOL_KINDS = frozenset({"iter", "with", "unpack", "spread"})
+CALL_KINDS = frozenset({"decorate", "raise"})
 # The kinds `_implicit_sites` makes, whose targets `_implicit` names by their rule.
 SITE_KINDS = frozenset({"getter", "get", "hook", "getattr", "item", "operator", "setter", "deleter", "set", "delete",
                         "import", "setattr", "delattr"})
