@@ -256,21 +256,18 @@ class Explorer:
                         ex.kept_rows.add(row)
             if self._follow(ex, state, fn, node, d, None, is_target, nxt):
                 return True
+        row_of = lambda kind, node, why: ex.unresolved.append(  # noqa: E731
+            UnresolvedSite(Unresolved(fn.qual, site_of(fn, node), _implicit_text(kind, node), why), node, fn, depth, state))
         for kind, node in fn.implicit_calls(implicit_calls):
             d = self._dispatch(fn, node, scope)
             if d.unresolved and d.unresolved[0] == TOO_DEEP:
-                row = Unresolved(fn.qual, site_of(fn, node), _implicit_text(kind, node), TOO_DEEP)
-                ex.unresolved.append(UnresolvedSite(row, node, fn, depth, state))
+                row_of(kind, node, TOO_DEEP)
             elif d.unresolved and kind in PROTOCOL_KINDS and not self.whole_tree:
                 # `for x in obj`, `with obj`, `f(*obj)` on an object not inferred: any `__iter__`...
-                node.rank_names = (node.func.attr,)
-                why = f"{d.unresolved[0]}; the implicit call may run {node.func.attr}"
-                row = Unresolved(fn.qual, site_of(fn, node), _implicit_text(kind, node), why)
-                ex.unresolved.append(UnresolvedSite(row, node, fn, depth, state))
+                row_of(kind, node, _may_run(kind, node, d.unresolved[0]))
             elif d.unresolved and kind in CALL_KINDS and not self.whole_tree:
                 # `@deco` / `raise exc_type` not inferred: a call of it, ranked as calls are
-                row = Unresolved(fn.qual, site_of(fn, node), _implicit_text(kind, node), d.unresolved[0])
-                ex.unresolved.append(UnresolvedSite(row, node, fn, depth, state))
+                row_of(kind, node, d.unresolved[0])
             if self._follow(ex, state, fn, node, d, kind, is_target, nxt):
                 return True
         for kind, node in self._implicit_sites(fn):  # getters, subscripts, operators, setters
@@ -279,9 +276,8 @@ class Explorer:
             d = self._implicit(kind, node, scope)
             if d is None:
                 continue
-            if d.unresolved and not self.whole_tree:  # a receiver not inferred: what may run is not known
-                ex.unresolved.append(UnresolvedSite(Unresolved(fn.qual, site_of(fn, node), _implicit_text(kind, node),
-                                                               d.unresolved[0]), node, fn, depth, state))
+            if d.unresolved:  # a receiver not inferred: what may run is not known (reach only)
+                row_of(kind, node, d.unresolved[0])
             if self._follow(ex, state, fn, node, d, kind, is_target, nxt):
                 return True
         return False
@@ -356,7 +352,7 @@ class Explorer:
             return None
         rule = IMPLICIT_RULE[kind]
         targets = [Target(f[0], f[1], f[2] if len(f) > 2 else rule) for f in found]
-        why = _not_inferred(kind, call, owners)
+        why = None if self.whole_tree else _not_inferred(kind, call, owners)  # the export lists no such row
         return Dispatch(targets=targets, unresolved=[why] if why else []) if targets or why else None
 
     def _dispatch(self, fn, node: ast.Call, scope: Scope) -> Dispatch:
@@ -507,13 +503,18 @@ def _not_inferred(kind: str, call: ast.Call, owners) -> str | None:
     ranks the row by: the synthetic call carries it as `rank_names`); None where every
     receiver is known."""
     open_ = sorted(v.why for v in owners if v.__class__ is VUnknown)
-    if not open_:
-        return None
+    return _may_run(kind, call, open_[0]) if open_ else None
+
+
+def _may_run(kind: str, call: ast.Call, why: str) -> str:
+    """`why` with what the implicit call `call` may run on a receiver not inferred
+    (`implicit_names.of_implicit`: a dunder, an accessor, a hook), which the synthetic call
+    keeps as `rank_names` for the name bound to rank its row by."""
     names = implicit_names.of_implicit(kind, call.func.attr, getattr_hook.ANY_NAME)
     call.rank_names = names
     shown = " / ".join("any accessor" if n == implicit_names.ANY_ACCESSOR else f"the accessor of '{n[1:]}'"
                        if n.startswith(implicit_names.ACCESSOR) else n for n in names)
-    return f"{open_[0]}; the implicit call may run {shown}"
+    return f"{why}; the implicit call may run {shown}"
 
 
 def _implicit_text(kind: str, node: ast.Call) -> str:

@@ -72,7 +72,7 @@ def of_node(node: ast.AST) -> tuple[str, ...]:
     cls = node.__class__
     if cls is ast.BinOp:
         name = _BINARY.get(node.op.__class__)
-        extra = _TEXT if cls is ast.BinOp and node.op.__class__ is ast.Mod else ()
+        extra = _TEXT if node.op.__class__ is ast.Mod else ()
         return (f"__{name}__", f"__r{name}__") + extra if name else ()
     if cls is ast.AugAssign:
         name = _BINARY.get(node.op.__class__)
@@ -143,4 +143,4 @@ def of_implicit(kind: str, attr: str, any_name: str) -> tuple[str, ...]:
         return ("__getattr__", "__getattribute__", ANY_ACCESSOR if attr == any_name else ACCESSOR + attr)
     if kind in _BY_KIND:
         return _BY_KIND[kind]
-    return (attr,)  # item, operator: the dunder itself
+    return (attr,)  # item, operator, a loop's or a with's: the dunder itself

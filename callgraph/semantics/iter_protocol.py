@@ -43,9 +43,9 @@ def calls(node: ast.AST) -> list[ast.Call]:
     `m.__getitem__(k)` for each `**m` argument; none for any other node."""
     if isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
         return _iterated(node.iter)
-    if isinstance(node, ast.Assign) and unpacks(node):
+    if unpacks(node):
         return _iterated(node.value)
-    if isinstance(node, ast.Call):
+    if spreads(node):
         out = [c for a in node.args if isinstance(a, ast.Starred) for c in _iterated(a.value)]
         for kw in node.keywords:
             if kw.arg is None:  # `f(**m)`: the mapping protocol
