@@ -10,8 +10,9 @@ attribute, and then the hook does not run). Every read of an instance whose clas
 read: a target reached inside it was a false "unreachable", and a call of what it returns was
 unknown.
 
-The exploration asks about each attribute read whose receiver is read off names (`x.attr`,
-`self.a.attr`), and each `getattr(obj, name[, default])` / `hasattr(obj, name)` (the builtin
+The exploration asks about each attribute read, whatever its receiver (`x.attr`,
+`self.a.attr`, `f().attr`, `xs[0].attr`: before, only reads off names were, and a target behind
+the hook of a call's result was a false "unreachable"), and each `getattr(obj, name[, default])` / `hasattr(obj, name)` (the builtin
 reads `obj.name`; a name that is not a constant string may be any, so `__getattr__` may run,
 its name unbound: `builtin_reads`), where some file of the scope defines `__getattr__` or
 `__getattribute__` (`Project.dunder_names`). Before, the builtin was a leaf: a target behind the
@@ -116,14 +117,10 @@ def _classes(cm, v: VInst) -> list[tuple[str, VInst]]:
 
 
 def read_calls(node: ast.Attribute, defined_dunders: FrozenSet[str]) -> list[tuple[str, ast.Call]]:
-    """The hook's synthetic call `obj.attr()` of a read off names, placed at it, where some file
-    of the scope defines a hook; none for another read."""
+    """The hook's synthetic call `obj.attr()` of a read, placed at it, where some file of the
+    scope defines a hook: off names (`x.a`, `self.a.b`), a call's result (`f().a`) or an item
+    (`xs[0].a`) alike."""
     if HOOK not in defined_dunders and EVERY_READ not in defined_dunders:
-        return []
-    inner = node.value
-    while isinstance(inner, ast.Attribute):
-        inner = inner.value
-    if not isinstance(inner, ast.Name):
         return []
     return [("hook", ast.copy_location(ast.Call(func=node, args=[], keywords=[]), node))]
 
