@@ -297,8 +297,8 @@ class Explorer:
     def _read_calls(self, node: ast.Attribute) -> list[tuple[str, ast.Call]]:
         """The synthetic calls `obj.x()` of an attribute read, placed at it: the getter's where
         some file of the scope defines a property of that name, a descriptor's `__get__` where a
-        class body may bind the name to one, a `__getattr__` hook's for a read off names where
-        some file defines a hook."""
+        class body may bind the name to one, a `__getattr__` hook's where some file defines a
+        hook."""
         kinds = [k for k, names in (("getter", self.p.property_names()), ("get", self.p.descriptor_names()))
                  if node.attr in names]
         made = [(k, ast.copy_location(ast.Call(func=node, args=[], keywords=[]), node)) for k in kinds]
@@ -493,7 +493,7 @@ def implicit_calls(node: ast.AST) -> list[tuple[str, ast.Call]]:
     if isinstance(node, (ast.With, ast.AsyncWith)):
         return [("with", c) for c in with_protocol.calls(node)]
     kind = "unpack" if isinstance(node, ast.Assign) else "spread" if isinstance(node, ast.Call) else "iter"
-    return [(kind, c) for c in iter_protocol.calls(node)]
+    return [(kind, c) for c in iter_protocol.calls(node)] + [("unpack", c) for c in iter_protocol.element_unpacks(node)]
 
 
 def _not_inferred(kind: str, call: ast.Call, owners) -> str | None:
@@ -529,8 +529,10 @@ def _implicit_text(kind: str, node: ast.Call) -> str:
             return f"from {node.func.value.id} import {node.func.attr}"[:80]
         if kind == "unpack" or kind == "spread":  # `a, b = obj`; `f(*obj)`, `f(**obj)`
             inner = node.func.value
-            while isinstance(inner, ast.Call):
+            while isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute):
                 inner = inner.func.value
+            if isinstance(inner, ast.Call):  # `next(xs)`: an element of xs (iter_protocol.element_unpacks)
+                return f"... = an element of {ast.unparse(inner.args[0])} (unpacked)"[:80]
             text = ast.unparse(inner)
             if kind == "unpack":
                 return f"... = {text} (unpacked)"[:80]

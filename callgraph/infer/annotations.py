@@ -99,8 +99,8 @@ class Annotations:
                 out.add(open_values.structural(v.qual))  # any class with those methods
             elif isinstance(v, VClass):
                 out.add(VInst(v.qual, exact=False))
-            elif isinstance(v, VExt):
-                out.add(open_values.annotated(v.name))
+            elif isinstance(v, VExt):  # `xs: list` holds any object; `x: nn.Module` is any subclass
+                out.add(open_values.bare_container(v.name) or open_values.annotated(v.name))
             elif isinstance(v, VUnknown):
                 out.add(v)
         return frozenset(out) or unknown(f"annotation {dotted_text(ann) or type(ann).__name__} not read")

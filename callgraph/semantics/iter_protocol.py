@@ -1,7 +1,8 @@
 """`protocol`: the dunder calls a `for` statement makes without a call expression.
 
 `for x in obj` (and an `async for`, each `for` clause of a comprehension, an unpacking
-assignment `a, b = obj`, a `*obj` argument) runs
+assignment `a, b = obj`, a `*obj` argument, and below those each value a nested target list
+unpacks: `for a, b in pairs` each element, `x, (a, b) = obj` the part: `element_unpacks`) runs
 `iter(obj)`, which calls `type(obj).__iter__(obj)`, then the iterator's `__next__()` for each
 element. The exploration dispatches these as two synthetic calls placed at the iterable's
 source position, `obj.__iter__()` and `obj.__iter__().__next__()`, so an in-tree `__iter__` or
@@ -18,8 +19,9 @@ from .rule import Rule
 
 
 class IterProtocol(Rule):
-    """implicit dunder calls: `for x in obj` (also `a, b = obj`, `f(*obj)`) calls
-    `obj.__iter__()` and the iterator's `__next__()`; `f(**m)` `m.keys()` and `__getitem__`;
+    """implicit dunder calls: `for x in obj` (also `a, b = obj`, `f(*obj)`, and each element a
+    target list unpacks: `for a, b in pairs`, `x, (a, b) = obj`) calls `obj.__iter__()` and the
+    iterator's `__next__()`; `f(**m)` `m.keys()` and `__getitem__`;
     `with m:` calls `m.__enter__()` and `m.__exit__(...)`; `obj[k]` calls
     `obj.__getitem__(k)` (`__setitem__`, `__delitem__`; a dict subclass's `__missing__`,
     `Cls[k]` `__class_getitem__`, the key's `__index__`) of an in-tree class; operators call
@@ -55,6 +57,38 @@ def calls(node: ast.AST) -> list[ast.Call]:
                 out += [_placed(c, kw.value) for c in (keys, item)]
         return out
     return []
+
+
+def element_unpacks(node: ast.AST) -> list[ast.Call]:
+    """The calls unpacking what a target list binds, below the iterable or value itself: each
+    element of a loop whose target is a tuple (`for a, b in pairs`, `for i, (a, b) in
+    enumerate(pairs)`, a comprehension's clause) and each nested target of an unpacking
+    assignment (`x, (a, b) = obj`) runs `__iter__` / `__next__` on the value it unpacks. That
+    value is written `next(xs)`, which the builtins' model reads as any element of `xs` (the
+    position of a nested target is not kept: every element's dunders count)."""
+    if isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+        if not isinstance(node.target, (ast.Tuple, ast.List)):
+            return []
+        each = _element(node.iter)
+        return _iterated(each) + _nested(node.target, each)
+    if unpacks(node):
+        return [c for t in node.targets if isinstance(t, (ast.Tuple, ast.List)) for c in _nested(t, node.value)]
+    return []
+
+
+def _nested(target: ast.AST, value: ast.AST) -> list[ast.Call]:
+    out = []
+    for elt in target.elts:
+        if isinstance(elt, ast.Starred):
+            elt = elt.value
+        if isinstance(elt, (ast.Tuple, ast.List)):
+            each = _element(value)
+            out += _iterated(each) + _nested(elt, each)
+    return out
+
+
+def _element(value: ast.AST) -> ast.Call:
+    return _placed(ast.Call(func=ast.Name(id="next", ctx=ast.Load()), args=[value], keywords=[]), value)
 
 
 def _iterated(value: ast.AST) -> list[ast.Call]:

@@ -11,7 +11,7 @@ instances of an outside class constructed by name (`nn.Linear(...)` is exactly a
 """
 from __future__ import annotations
 
-from ..values import Value, VExt, VUnknown
+from ..values import Value, VExt, VSeq, VUnknown
 
 # Outside types whose instances are data: calls on them stay external (torch's tensor methods
 # are leaves; an in-tree tensor subclass's overrides, such as SGLang's TransportProxyTensor,
@@ -76,6 +76,21 @@ NN_MODULE_API = frozenset({
 # `<object>.x`, an attribute of a value the tree only sets to None or a literal.
 OPAQUE_MARKERS = frozenset({"<external value>", "<item>", "<element>", "<unpacked>", "<expr>",
                             "<operator result>", "<call result>"})
+
+
+# Containers an annotation may name bare (`xs: list`, `kw: Dict`), saying nothing of what they hold.
+BARE_CONTAINERS = (SEQUENCE_ANNOTATIONS | MAPPING_ANNOTATIONS) & LEAF_TYPES
+
+
+def bare_container(name: str) -> Value | None:
+    """A container an annotation names without what it holds (`xs: list`, `kw: dict`), as
+    `list[Any]` reads: a container whose elements (a mapping's values) may be any object, the
+    tree's own included; None for another name. Before, its elements were outside leaves, and
+    `for x in xs: x.step()` was a false "unreachable"."""
+    if name not in BARE_CONTAINERS:
+        return None
+    held = VUnknown(f"an element of a bare '{_short(name)}' annotation: any object may be there")
+    return VSeq(frozenset({held}), "dict" if name in MAPPING_ANNOTATIONS else "list")
 
 
 def annotated(name: str) -> Value:
