@@ -518,6 +518,9 @@ def _may_run(kind: str, call: ast.Call, why: str) -> str:
 
 
 def _implicit_text(kind: str, node: ast.Call) -> str:
+    shown = getattr(node, "shown", None)  # a rule's own text for its synthetic call (`yield from x`)
+    if shown is not None:
+        return shown
     try:
         if kind == "decorate":
             return f"@{ast.unparse(node.func)}"

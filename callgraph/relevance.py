@@ -8,7 +8,8 @@ alone, which def names can reach the target's name:
   assigned, whatever object it holds (a module: `forward`; a function value); attributes set by
   computed names (`setattr(self, name, m)`, `self.add_module(name, m)`) may be any name;
 - a call `f(...)` of a local or parameter may run whatever was passed in;
-- a class constructor runs `__init__`;
+- a class constructor runs `__init__` (a decorated class's generated one: its `__post_init__`
+  and its fields' default factories);
 - syntax runs methods it does not name (`index/implicit_names.py`): operators their dunders,
   loops `__iter__`, a read `x.a` what a decorated def named `a` (or a class attribute `a` set by
   a call, such as `property(f)`) runs, and `__getattr__` / `__getattribute__` / `__get__`, a
@@ -209,6 +210,9 @@ class _Summarizer(ast.NodeVisitor):
                         if isinstance(stmt.value, ast.Call):  # `x = property(f)`: reading x runs f
                             self.defs.append((implicit_names.ACCESSOR + t.id, _mentioned(stmt.value), False))
             self.visit(stmt)
+        generated = _generated_init(node)
+        if generated is not None:  # a dataclass's `__init__`, written by no def
+            self.defs.append(("__init__", generated, False))
 
     def _store(self, target) -> None:
         for sub in _targets(target):
@@ -295,6 +299,24 @@ def _mentioned(value: ast.Call) -> list[str]:
         elif isinstance(n, ast.Attribute):
             names.add(n.attr)
     return sorted(names | {"__get__", "__set__", "__delete__"})
+
+
+def _generated_init(node: ast.ClassDef) -> list[str] | None:
+    """What the `__init__` a decorator may generate for class `node` (`@dataclass`: no def
+    writes it) runs: `__post_init__`, and each field's default factory (`x: C =
+    field(default_factory=C)`, `lambda: make()`: the names it mentions); None for an undecorated
+    class."""
+    if not node.decorator_list:
+        return None
+    names = {"__post_init__"}
+    for stmt in node.body:
+        value = stmt.value if isinstance(stmt, (ast.Assign, ast.AnnAssign)) else None
+        if isinstance(value, ast.Call):
+            for kw in value.keywords:
+                if kw.arg == "default_factory":
+                    names.update(n.id if isinstance(n, ast.Name) else n.attr
+                                 for n in ast.walk(kw.value) if isinstance(n, (ast.Name, ast.Attribute)))
+    return sorted(names)
 
 
 def _targets(t: ast.AST):

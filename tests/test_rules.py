@@ -71,7 +71,9 @@ def test_registry_entries_are_documented_and_placed():
 
 def test_external_callees_ask_the_rules_in_registry_order():
     """An external callee is asked partial, then computed getattr, the builtins' dunder calls, the iterators, the
-    key functions, the containers, the builtins, and the callback fallback last (the first that answers gives the
-    call's values)."""
+    key functions, the containers, nn.Module's submodule walks, the builtins, the callback fallback (which answers
+    nothing: it only hands functions over), and last what an outside function handed in-tree objects returns (the
+    first that answers gives the call's values)."""
     assert [r.name for r in semantics.by_kind()[VExt]] == ["partial", "computed-getattr", "dunder", "iterator",
-                                                     "key-function", "container", "builtins", "callback"]
+                                                     "key-function", "container", "submodules", "builtins",
+                                                     "callback", "outside-results"]

@@ -35,6 +35,16 @@ _COMPARE = {ast.Eq: ("__eq__",), ast.NotEq: ("__ne__", "__eq__"), ast.Lt: ("__lt
             ast.LtE: ("__le__", "__ge__"), ast.Gt: ("__gt__", "__lt__"), ast.GtE: ("__ge__", "__le__"),
             ast.In: ("__contains__",) + _ITER, ast.NotIn: ("__contains__",) + _ITER}
 
+# Outside functions and methods that call an argument's dunders (`math.floor(x)`, `copy.deepcopy`,
+# `pickle.dumps`, `stack.enter_context(cm)`), by the function's name, called as a method of their
+# module or imported by name (`from copy import deepcopy`).
+_REDUCE = ("__reduce_ex__", "__reduce__", "__getstate__", "__setstate__")
+_OUTSIDE: dict[str, tuple[str, ...]] = {
+    "floor": ("__floor__",), "ceil": ("__ceil__",), "trunc": ("__trunc__",), "copy": ("__copy__",) + _REDUCE,
+    "deepcopy": ("__deepcopy__",) + _REDUCE, "dumps": _REDUCE, "dump": _REDUCE,
+    "enter_context": ("__enter__", "__exit__"), "enter_async_context": ("__aenter__", "__aexit__"),
+}
+
 # Builtins that call an argument's dunders (by the builtin's name, whatever it is bound to).
 BUILTINS: dict[str, tuple[str, ...]] = {
     "len": ("__len__",), "str": _TEXT, "repr": ("__repr__",), "format": _TEXT, "print": _TEXT,
@@ -49,6 +59,7 @@ BUILTINS: dict[str, tuple[str, ...]] = {
     "min": _ITER + ("__lt__", "__gt__"), "max": _ITER + ("__lt__", "__gt__"), "sum": _ITER + ("__add__", "__radd__"),
     "any": _ITER + _TRUTH, "all": _ITER + _TRUTH, "enumerate": _ITER, "zip": _ITER, "map": _ITER,
     "filter": _ITER + _TRUTH, "aiter": _ITER, "anext": ("__anext__",), "vars": (), "callable": (),
+    **_OUTSIDE,
 }
 # Methods of builtin types that hash or format what they are given (`d.get(k)`, `"{}".format(x)`,
 # `logger.info("%s", x)`), by the method's name.
@@ -57,6 +68,7 @@ METHODS: dict[str, tuple[str, ...]] = {
     **{m: _TEXT for m in ("format", "format_map", "debug", "info", "warning", "warn", "error", "exception",
                           "critical", "log", "write")},
     "join": _ITER + _TEXT, "update": _ITER + _HASH + ("keys",), "extend": _ITER, "fromkeys": _ITER + _HASH,
+    **{m: names for m, names in _OUTSIDE.items()},
 }
 
 

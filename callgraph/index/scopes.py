@@ -151,6 +151,8 @@ class FuncInfo:
                     returns.append(n.value)
             elif isinstance(n, (ast.Yield, ast.YieldFrom)):
                 generator = True
+                if isinstance(n, ast.YieldFrom):  # `yield from obj`: the iteration protocol
+                    special.append(n)
             elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Raise, ast.For, ast.AsyncFor,
                                 ast.comprehension, ast.With, ast.AsyncWith)):
                 special.append(n)
@@ -392,7 +394,7 @@ _KINDS = (_READS, _ITEMS, _STORES, _OPERATORS) = range(4)
 # set displays and of the container methods that hash them (operator_protocol.py)
 _OPERATOR_NODES = (ast.BinOp, ast.AugAssign, ast.UnaryOp, ast.Compare, ast.If, ast.While, ast.IfExp, ast.Assert,
               ast.BoolOp, ast.comprehension, ast.FormattedValue, ast.Dict, ast.Set, ast.DictComp, ast.SetComp,
-              ast.Call)
+              ast.Call, ast.Await)
 
 
 def _position(node: ast.AST) -> tuple[int, int]:

@@ -19,7 +19,7 @@ from ..semantics.container_subclass import held
 from ..semantics.binding import OR_DEFAULT, bind
 from ..semantics.protocol import Inference, Scope
 from ..semantics.rule import Call, CallArgs, Dispatch, Target
-from ..values import (EMPTY, UNSETTLED, Ctx, Value, VConst, VExt, VInst, VSeq, VSuper, VUnknown, ordered, unsettled_values,
+from ..values import (EMPTY, UNSETTLED, Ctx, Value, VClass, VConst, VExt, VInst, VSeq, VSuper, VUnknown, ordered, unsettled_values,
                       widen_cycle)
 
 # A call that may run more functions than this (a method of a base type dispatched to every
@@ -143,14 +143,22 @@ class CallModel:
         return not isinstance(v, (VUnknown, VConst))
 
     def args(self, node: ast.Call, scope: Scope, tags: set[str], light: bool = False) -> CallArgs:
-        """Argument values. `light`: only names, attributes and lambdas are evaluated (what a
-        callback can be); nested calls are not, since their return values are costly to infer
-        and an external callee ignores them."""
+        """Argument values. `light`: only names, attributes, lambdas and the in-tree classes
+        constructed in place are evaluated (what a callback, or an object an outside function
+        may call or return, can be); other nested calls are not, since their return values are
+        costly to infer and an external callee ignores them."""
         a = CallArgs()
         if light:
             for arg in list(node.args) + [kw.value for kw in node.keywords]:
                 if isinstance(arg, (ast.Name, ast.Attribute, ast.Lambda)):
                     a.pos.append(self.ev.eval(arg, scope, tags))
+                elif isinstance(arg, ast.Call) and isinstance(arg.func, (ast.Name, ast.Attribute)):
+                    # `register_forward_hook(Hook())`: an in-tree class constructed in place is
+                    # its instance (the construction is its own call site)
+                    made = frozenset(VInst(v.qual, True) for v in self.ev.eval(arg.func, scope, tags)
+                                     if v.__class__ is VClass and v.qual in self.ev.p.classes)
+                    if made:
+                        a.pos.append(made)
             return a
         for arg in node.args:
             if isinstance(arg, ast.Starred):

@@ -5,7 +5,8 @@ and docs/rules.md's table is generated from this registry (`table.py`; a test fa
 differ). The order of `REGISTRY` is the one order there is:
 - the order in which the rules for one kind of callee value are asked (`by_kind`): the first
   whose `apply` answers gives the call's values (partial, then containers, then the builtins,
-  the callback fallback last, for an external callee);
+  then the callback fallback, which only hands functions over, and last what an outside
+  function handed in-tree objects returns, for an external callee);
 - the precedence that names a hop: the rule that dispatched the call writes its name on the
   edge; a plain call of a function (`direct`) is named by the most specific rule that typed
   its receiver, the others are its `via`, in this order.
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 from . import (absent_attribute, abstract_class, attribute_store, binding, bound, builtin_dunders, builtins_model, callbacks, class_hierarchy, class_of, computed_getattr, constructor,
                container_subclass, containers, contextmanager, decorators, descriptors, direct, enum_members, external, getattr_hook, init_attribute, init_chain,
-               isinstance_narrowing, iter_protocol, iterators, key_functions, leaf_annotation, mapping_mixin, module_call, module_getattr, module_store, mro, none_narrowing, oracle, partial, properties, rebound_store, registry, return_type, setattr_hook, super_call,
+               isinstance_narrowing, iter_protocol, iterators, key_functions, leaf_annotation, mapping_mixin, module_call, module_getattr, module_store, mro, none_narrowing, oracle, outside_results, partial, properties, rebound_store, registry, return_type, setattr_hook, submodules, super_call,
                triton_launch, typed_kwargs)
 from .rule import Call, Outcome, Rule
 
@@ -40,6 +41,7 @@ REGISTRY: tuple[Rule, ...] = (
     typed_kwargs.RULE,
     key_functions.RULE,
     containers.RULE,
+    submodules.RULE,
     builtins_model.RULE,
     isinstance_narrowing.RULE,
     none_narrowing.RULE,
@@ -50,6 +52,7 @@ REGISTRY: tuple[Rule, ...] = (
     module_getattr.RULE,
     setattr_hook.RULE,
     callbacks.RULE,
+    outside_results.RULE,
     oracle.RULE,
     return_type.RULE,
     init_chain.RULE,

@@ -4,8 +4,15 @@
 calls), `repr`, `hash`, `bool` (`__bool__`, else `__len__`), `abs`, `format` (`__format__`, else
 the string's), `int`, `float`, `round`, `print(a, b)` each argument's `__str__` (or `__repr__`),
 `next(x)` its `__next__`, `iter(x)` and `reversed(x)`
-their `__iter__` / `__reversed__`, `"...".format(a, k=b)` each argument's `__format__` (whose
-default calls `__str__`, then `__repr__`), a logging call (`logger.info("%s", x)`,
+their `__iter__` / `__reversed__`, `math.floor` / `ceil` / `trunc` their `__floor__` /
+`__ceil__` / `__trunc__`, `copy.copy(x)` / `copy.deepcopy(x)` its `__copy__` / `__deepcopy__`
+(else the reduce protocol's `__reduce_ex__` / `__reduce__`) and `__getstate__` /
+`__setstate__`, `pickle.dump(s)` its reduce methods and `__getstate__`, `sorted(xs)`, `min` and
+`max` (of an iterable or of several arguments, with no `key=`) the elements' `__lt__` /
+`__gt__`, `sum(xs)` their `__add__` / `__radd__`, `sep.join(xs)` iterates `xs`, an exit
+stack's `enter_context(cm)` runs `cm.__enter__` (and `__exit__` when it closes),
+`"...".format(a, k=b)` each argument's `__format__` (whose default calls `__str__`, then
+`__repr__`), a logging call (`logger.info("%s", x)`,
 `logging.warning`, `logger.log(level, msg, x)`) the `__str__` / `__repr__` of the message and
 the arguments; and the builtins that consume an iterable (`list(x)`,
 `tuple`, `set`, `frozenset`, `sorted`, `sum`, `any`, `all`, `min` / `max` of one argument,
@@ -37,7 +44,28 @@ CALLS = {
     "builtins.format": ("__format__", "__str__", "__repr__"), "builtins.int": ("__int__", "__index__"),
     "builtins.float": ("__float__",), "builtins.round": ("__round__",), "builtins.next": ("__next__",),
     "builtins.reversed": ("__reversed__",),
+    "math.floor": ("__floor__",), "math.ceil": ("__ceil__",), "math.trunc": ("__trunc__",),
 }
+# outside functions that call several dunders of their first argument: each group's first in the
+# tree runs (a copy runs `__deepcopy__`, else the reduce protocol, whose default reads the
+# state with `__getstate__` and the copy sets it with `__setstate__`: all may run; the state's
+# own objects, copied in turn, are not followed)
+GROUPS = {
+    "copy.copy": (("__copy__", "__reduce_ex__", "__reduce__"), ("__getstate__",), ("__setstate__",)),
+    "copy.deepcopy": (("__deepcopy__", "__reduce_ex__", "__reduce__"), ("__getstate__",), ("__setstate__",)),
+    "pickle.dumps": (("__reduce_ex__", "__reduce__"), ("__getstate__",)),
+    "pickle.dump": (("__reduce_ex__", "__reduce__"), ("__getstate__",)),
+    # an exit stack enters what it is given now, and exits it when it closes
+    "contextlib.ExitStack().enter_context": (("__enter__",), ("__exit__",)),
+    "contextlib.AsyncExitStack().enter_context": (("__enter__",), ("__exit__",)),
+    "contextlib.AsyncExitStack().enter_async_context": (("__aenter__",), ("__aexit__",)),
+}
+# builtins that compare or add the elements of their iterable (or, for `min` / `max` of several
+# arguments, the arguments): `sorted` and `min` by `<`, `max` by `>`, each with the reflected
+# one (which answers NotImplemented is not followed), `sum` by `+` (`0 + x` first: `__radd__`);
+# not where a `key=` function gives what is compared
+COMBINING = {"builtins.sorted": ("__lt__", "__gt__"), "builtins.min": ("__lt__", "__gt__"),
+             "builtins.max": ("__gt__", "__lt__"), "builtins.sum": ("__add__", "__radd__")}
 # builtins that call these on every positional argument (`print(a, b)` formats each with str())
 EACH = {"builtins.print": ("__str__", "__repr__")}
 # formatting that calls these on its arguments: `"{}".format(x)` (positional and keyword), and
@@ -54,6 +82,8 @@ ITERATING = {
     "builtins.zip": slice(0, None), "builtins.filter": slice(1, 2), "builtins.map": slice(1, None),
     "builtins.iter": slice(0, 1), "builtins.min": slice(0, 1), "builtins.max": slice(0, 1),
 }
+# `sep.join(xs)` of a string iterates its argument
+JOINED = slice(0, 1)
 # ... only when given one positional argument (`min(a, b)` compares, `iter(f, sentinel)` calls f)
 ONE_ARGUMENT = frozenset({"builtins.min", "builtins.max", "builtins.iter"})
 
@@ -64,7 +94,10 @@ class BuiltinDunders(Rule):
     `round`, `print(x, ...)` each one's `__str__` (or `__repr__`), `"...".format(x)` each
     argument's `__format__` / `__str__` / `__repr__`, a logging call (`logger.info("%s", x)`)
     those of its message and arguments, `next(x)` `__next__`,
-    `reversed(x)` `__reversed__`; `list(x)`, `tuple`, `set`,
+    `reversed(x)` `__reversed__`, `math.floor` `__floor__` (`ceil`, `trunc`), `copy.copy` /
+    `deepcopy` `__copy__` / `__deepcopy__` / `__reduce_ex__` / `__getstate__` / `__setstate__`,
+    `pickle.dumps` the reduce protocol; `sorted(xs)`, `min`, `max` compare the elements
+    (`__lt__` / `__gt__`), `sum(xs)` adds them (`__add__` / `__radd__`); `list(x)`, `tuple`, `set`,
     `sorted`, `sum`, `any`, `all`, `enumerate`, `zip`, `map`, `filter`, `iter`, `min`/`max` of
     one argument run `x.__iter__()` and the iterator's `__next__()`"""
 
@@ -74,8 +107,8 @@ class BuiltinDunders(Rule):
 
     def applies(self, call: Call) -> bool:
         name = call.value.name
-        return ((name in CALLS or name in ITERATING or name in EACH) and bool(call.args.pos)) or (
-            formatted(name) is not None)
+        return ((name in CALLS or name in ITERATING or name in EACH or name in GROUPS or joins(name))
+                and bool(call.args.pos)) or formatted(name) is not None
 
     def apply(self, call: Call) -> Outcome:
         name, pos = call.value.name, call.args.pos
@@ -86,9 +119,17 @@ class BuiltinDunders(Rule):
             return None
         if name in CALLS:
             _run(call, pos[0], CALLS[name])
+        for group in GROUPS.get(name, ()):
+            _run(call, pos[0], group)
+        combined = COMBINING.get(name)
+        if combined is not None and "key" not in call.args.kw:
+            ev = call.calls.ev
+            items = ev.iterate(pos[0], call.tags) if len(pos) == 1 else frozenset().union(*pos)
+            for dunder in combined:
+                _run(call, items, (dunder,))
         for vals in pos if name in EACH else ():
             _run(call, vals, EACH[name])
-        where = ITERATING.get(name)
+        where = ITERATING.get(name) or (JOINED if joins(name) else None)
         if where is not None and not (name in ONE_ARGUMENT and len(pos) > 1):
             for vals in pos[where]:
                 iterators = _run(call, vals, ("__iter__",))
@@ -132,6 +173,13 @@ def formatted(name: str) -> tuple[slice, bool, tuple[str, ...]] | None:
     return None
 
 
+def joins(name: str) -> bool:
+    """Whether the outside callee `name` is a string's `join` (`", ".join`, `str.join`)."""
+    head, _, last = name.rpartition(".")
+    return last == "join" and head.startswith("builtins.str")
+
+
 def handles(name: str) -> bool:
     """Whether this rule reads the arguments of a call of the outside callee `name`."""
-    return name in CALLS or name in ITERATING or name in EACH or formatted(name) is not None
+    return (name in CALLS or name in ITERATING or name in EACH or name in GROUPS or joins(name)
+            or formatted(name) is not None)

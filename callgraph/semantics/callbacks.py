@@ -5,8 +5,10 @@ each becomes a target with rule `callback`. Introspection builtins (`getattr`, `
 
 In-tree modules (and objects with a `__call__`) handed to an outside function or class
 (`checkpoint(self.layer, x)`, `fully_shard(model)`) may be called too: their `__call__`, or a
-module's `forward`, is a callback. Not so for the methods of outside classes or objects
-(`nn.Module.__init__(self)`, `self.add_module(name, m)` register, they do not call) nor for
+module's `forward`, is a callback; so are those handed to torch's hook registrations
+(`module.register_forward_hook(hook_object)`: `HOOK_REGISTRATIONS`). Not so for the other
+methods of outside classes or objects (`nn.Module.__init__(self)`, `self.add_module(name, m)`
+register, they do not call) nor for
 modules that only keep or copy what they are given (`weakref`, `copy`, `pickle`).
 """
 from __future__ import annotations
@@ -24,11 +26,23 @@ NEVER_CALL_PREFIXES = ("logging.", "logger.", "warnings.", "inspect.", "typing."
 KEEPING_PREFIXES = ("weakref.", "copy.", "pickle.", "gc.", "sys.", "json.", "operator.", "abc.", "enum.")
 
 
+# torch.nn.Module's methods (and torch's globals) that register a hook the module's call runs
+# later: a callable object handed to them is called, as a function is.
+HOOK_REGISTRATIONS = frozenset({
+    "register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook",
+    "register_full_backward_pre_hook", "register_backward_hook", "register_state_dict_pre_hook",
+    "register_load_state_dict_pre_hook", "register_load_state_dict_post_hook",
+    "register_module_forward_hook", "register_module_forward_pre_hook",
+    "register_module_full_backward_hook", "register_module_full_backward_pre_hook", "register_hook",
+})
+
+
 class Callbacks(Rule):
     """an in-tree function handed to external code (`checkpoint(fn, x)`,
     `register_forward_hook(fn)`), which may call it; so may an in-tree module or callable object
     handed to an outside function or class (`checkpoint(self.layer, x)`: its `__call__` or
-    `forward`), not to a method of an outside class or object nor to `weakref`/`copy`/`pickle`"""
+    `forward`) or to torch's hook registrations (`register_forward_hook(Hook())`), not to another
+    method of an outside class or object nor to `weakref`/`copy`/`pickle`"""
 
     name = "callback"
     where = ("semantics/callbacks.py",)
@@ -45,8 +59,9 @@ class Callbacks(Rule):
     def apply(self, call: Call) -> Outcome:
         """Each function among the arguments is a target; the call's value is left to the
         caller's default (an external result)."""
+        name = call.value.name
         hand_over(call.calls, handed(call.args), CallArgs(), call.dispatch, self.name,
-                  instances=_may_call_instances(call.value.name))
+                  instances=may_call_instances(name) or name.rpartition(".")[2] in HOOK_REGISTRATIONS)
         return None
 
 
@@ -78,7 +93,7 @@ def hand_over(calls, values, args: CallArgs, d, rule: str, instances: bool = Tru
                                  returning=False)
 
 
-def _may_call_instances(name: str) -> bool:
+def may_call_instances(name: str) -> bool:
     """Whether the outside callee `name` may call an object handed to it: a function or class by
     its import name, not a method of an outside class or object (a CapWords part before the last,
     or a call result) nor a keeping module's function."""

@@ -12,6 +12,7 @@ an edge beside the `__init__` the default `type.__call__` runs: what the metacla
 from __future__ import annotations
 
 import ast
+import weakref
 from typing import FrozenSet
 
 from ..index.scopes import FuncInfo
@@ -84,8 +85,11 @@ def construct(calls, qual: str, args: CallArgs, d, rule: str, key: str = "") -> 
         inst = VInst(qual, True, held_at_construction(calls.ev, qual, args) or descriptors.property_parts(cm, qual, args))
         if init is None:
             external.base_init(d, cm.external_bases(qual))  # no __init__ in the tree: the base's runs
+        dataclass = any(_dataclass(cm, k) for k in cm.mro(qual))
+        if dataclass:  # a generated __init__ calls the fields' default factories
+            _default_factories(calls, qual, d)
         post = cm.method(qual, "__post_init__")
-        if post is not None and (cm.external_bases(qual) or any(_dataclass(cm, k) for k in cm.mro(qual))):
+        if post is not None and (cm.external_bases(qual) or dataclass):
             # a generated __init__ calls it (a dataclass's, or an outside base's: msgspec, pydantic);
             # object.__init__ does not
             calls.invoke(post[0], inst, CallArgs(), None, rule, d, returning=False, key=key)
@@ -96,6 +100,47 @@ def construct(calls, qual: str, args: CallArgs, d, rule: str, key: str = "") -> 
         if any(isinstance(m, VInst) and m.qual != qual for m in made):
             return made
     return frozenset({inst})
+
+
+def _default_factories(calls, qual: str, d) -> None:
+    """A dataclass's generated `__init__` calls each field's `default_factory` (`x: Cfg =
+    field(default_factory=Cfg)`, a lambda) for a field not given: each runs, as a call with
+    nothing, its targets those of the construction (which fields are given is not followed: all
+    run). Before, a factory building an in-tree config was no edge: vLLM's `VllmConfig` makes
+    its sub-configs this way."""
+    cm = calls.ev.classes
+    for k in cm.mro(qual):
+        info = cm.info(k)
+        if info is None or not _dataclass(cm, k):
+            continue
+        scope = Scope(info.module, cls=info)
+        for made in factories(info):
+            for v in calls.ev.eval(made.func, scope, set()):
+                calls.call_value(v, CallArgs(complete=True), made, scope, d, set())
+
+
+def factories(info) -> list[ast.Call]:
+    """Synthetic calls `factory()` of the default factories a class body gives its fields
+    (`field(default_factory=f)`, `dataclasses.field`, pydantic's `Field`), placed at each;
+    memoised per class."""
+    found = _FACTORIES.get(info)
+    if found is None:
+        found = _FACTORIES[info] = []
+        for stmt in info.node.body:
+            value = stmt.value if isinstance(stmt, (ast.AnnAssign, ast.Assign)) else None
+            if not isinstance(value, ast.Call):
+                continue
+            func = value.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if name not in ("field", "Field"):
+                continue
+            for kw in value.keywords:
+                if kw.arg == "default_factory":
+                    found.append(ast.copy_location(ast.Call(func=kw.value, args=[], keywords=[]), kw.value))
+    return found
+
+
+_FACTORIES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 def metaclass_call(ev, qual: str) -> FuncInfo | None:

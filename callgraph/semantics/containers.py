@@ -35,7 +35,7 @@ from typing import FrozenSet, Iterator
 from ..index.children import child_nodes
 from ..index.scopes import ADDING_METHODS, ANY_KEY, Binding, FuncInfo, ModuleInfo, spans_any
 from ..values import EMPTY, LITERAL_OR_NONE, Value, VConst, VExt, VSeq, VSeqMethod, VUnknown, cap, widen_containers
-from . import callbacks, external
+from . import callbacks, external, submodules
 from .open_values import NN_MODULE_API
 from .builtins_model import BUILTIN_KINDS, builtin_lacks, present, seq_method
 from .protocol import Inference
@@ -128,6 +128,8 @@ def _module_method(call: Call, seq: VSeq, attr: str) -> Outcome:
     if attr in NN_MODULE_API:  # no external edge: a list literal's `.float()` is no call of torch's
         callbacks.hand_over(call.calls, callbacks.handed(call.args), CallArgs(), call.dispatch, callbacks.RULE.name,
                             instances=False)
+        if attr in submodules.METHODS:  # `layers.modules()`: any module below
+            return submodules.given(attr)
         return frozenset({seq}) if attr in RETURNS_SELF else frozenset({VExt(f"torch.nn.Module.{attr}()")})
     why = (f"'.{attr}' of a container that may be a torch nn.ModuleList / ModuleDict / Sequential: "
            "an attribute set on it is not followed")

@@ -1,10 +1,11 @@
 """`protocol`: the dunder calls a `for` statement makes without a call expression.
 
-`for x in obj` (and an `async for`, each `for` clause of a comprehension, an unpacking
+`for x in obj` (and each `for` clause of a comprehension, `yield from obj`, an unpacking
 assignment `a, b = obj`, a `*obj` argument, and below those each value a nested target list
 unpacks: `for a, b in pairs` each element, `x, (a, b) = obj` the part: `element_unpacks`) runs
 `iter(obj)`, which calls `type(obj).__iter__(obj)`, then the iterator's `__next__()` for each
-element. The exploration dispatches these as two synthetic calls placed at the iterable's
+element; an `async for` (a statement or a comprehension's clause) calls `__aiter__` and
+`__anext__` instead (before, `__iter__`: an in-tree `__aiter__` was a false "unreachable"). The exploration dispatches these as two synthetic calls placed at the iterable's
 source position, `obj.__iter__()` and `obj.__iter__().__next__()`, so an in-tree `__iter__` or
 `__next__` is an edge named `protocol`; `f(**m)` calls `m.keys()` and `m.__getitem__(k)`.
 (The elements the loop binds are the container rules'
@@ -19,14 +20,14 @@ from .rule import Rule
 
 
 class IterProtocol(Rule):
-    """implicit dunder calls: `for x in obj` (also `a, b = obj`, `f(*obj)`, and each element a
-    target list unpacks: `for a, b in pairs`, `x, (a, b) = obj`) calls `obj.__iter__()` and the
-    iterator's `__next__()`; `f(**m)` `m.keys()` and `__getitem__`;
+    """implicit dunder calls: `for x in obj` (also `a, b = obj`, `f(*obj)`, `yield from obj`,
+    and each element a target list unpacks: `for a, b in pairs`, `x, (a, b) = obj`) calls
+    `obj.__iter__()` and the iterator's `__next__()` (`async for`: `__aiter__`, `__anext__`); `f(**m)` `m.keys()` and `__getitem__`;
     `with m:` calls `m.__enter__()` and `m.__exit__(...)`; `obj[k]` calls
     `obj.__getitem__(k)` (`__setitem__`, `__delitem__`; a dict subclass's `__missing__`,
     `Cls[k]` `__class_getitem__`, the key's `__index__`) of an in-tree class; operators call
     their operands' dunders (`a + b`: `__add__` / `__radd__`, `a == b`, `k in obj`:
-    `__contains__`, `-a`, `a += b`), a truth test `__bool__` / `__len__` (`if obj:`, `not obj`),
+    `__contains__`, `-a`, `a += b`, `await x`: `__await__`), a truth test `__bool__` / `__len__` (`if obj:`, `not obj`),
     `fmt % x` `x.__str__` / `__repr__`, a dict key or set member (`{k: v}`, `d[k]`, `k in s`,
     `d.get(k)`, `s.add(k)`) its `__hash__`"""
 
@@ -39,12 +40,18 @@ RULE = IterProtocol()
 
 
 def calls(node: ast.AST) -> list[ast.Call]:
-    """The calls a loop `node` (`for`, `async for`, a comprehension's clause) makes: `__iter__`
-    on its iterable, then `__next__` on what that returns; the same for what an unpacking
+    """The calls a loop `node` (`for`, a comprehension's clause, `yield from`) makes: `__iter__`
+    on its iterable, then `__next__` on what that returns (`__aiter__` / `__anext__` for an
+    `async for`); the same for what an unpacking
     assignment (`a, b = obj`) unpacks and each `*obj` argument of a call; `m.keys()` and
     `m.__getitem__(k)` for each `**m` argument; none for any other node."""
     if isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
-        return _iterated(node.iter)
+        return _iterated(node.iter, _asynchronous(node))
+    if isinstance(node, ast.YieldFrom):  # `yield from obj` iterates obj
+        made = _iterated(node.value)
+        for c in made:
+            c.shown = f"yield from {ast.unparse(node.value)}"[:80]  # a blocker's text (explore.py)
+        return made
     if unpacks(node):
         return _iterated(node.value)
     if spreads(node):
@@ -91,9 +98,16 @@ def _element(value: ast.AST) -> ast.Call:
     return _placed(ast.Call(func=ast.Name(id="next", ctx=ast.Load()), args=[value], keywords=[]), value)
 
 
-def _iterated(value: ast.AST) -> list[ast.Call]:
-    it = ast.Call(func=ast.Attribute(value=value, attr="__iter__", ctx=ast.Load()), args=[], keywords=[])
-    nxt = ast.Call(func=ast.Attribute(value=it, attr="__next__", ctx=ast.Load()), args=[], keywords=[])
+def _asynchronous(node: ast.AST) -> bool:
+    """Whether a loop is an `async for` (a statement, or a comprehension's `async for` clause)."""
+    return isinstance(node, ast.AsyncFor) or (isinstance(node, ast.comprehension) and bool(node.is_async))
+
+
+def _iterated(value: ast.AST, asynchronous: bool = False) -> list[ast.Call]:
+    """`value.__iter__()` and its `__next__()`; `__aiter__` / `__anext__` for an `async for`."""
+    first, then = ("__aiter__", "__anext__") if asynchronous else ("__iter__", "__next__")
+    it = ast.Call(func=ast.Attribute(value=value, attr=first, ctx=ast.Load()), args=[], keywords=[])
+    nxt = ast.Call(func=ast.Attribute(value=it, attr=then, ctx=ast.Load()), args=[], keywords=[])
     return [_placed(c, value) for c in (it, nxt)]
 
 

@@ -11,7 +11,8 @@ operands' `__eq__` (`!=`: `__ne__`, whose default calls `__eq__`); `k in obj` ca
 `__repr__` (`f"{x!r}"`: `__repr__`); `fmt % x` (unless `fmt` is a number) the `__str__` and
 `__repr__` of `x`, of each item of a tuple display, each value of a dict display; a dict or set
 display or comprehension (`{k: v}`, `{x}`), `k in obj` and a dict's or set's method (`d.get(k)`,
-`d.pop`, `setdefault`, `s.add`, `discard`, `remove`) the keys' `__hash__`. An in-tree class defining one runs code there: before, an operator's value was an
+`d.pop`, `setdefault`, `s.add`, `discard`, `remove`) the keys' `__hash__`; `await x` x's
+`__await__`. An in-tree class defining one runs code there: before, an operator's value was an
 outside value and its method never an edge, so a target reached only through one was a false
 "unreachable".
 
@@ -97,6 +98,8 @@ def calls(node: ast.AST, defined: FrozenSet[str]) -> list[tuple[str, ast.Call]]:
         func = node.func
         if isinstance(func, ast.Attribute) and func.attr in HASHING and node.args and _hashable(node.args[0]):
             out.append((node.args[0], "__hash__", None))
+    elif isinstance(node, ast.Await):  # `await x` runs x's `__await__`
+        out.append((node.value, "__await__", None))
     elif isinstance(node, ast.FormattedValue):  # f"{x}" formats x: `__format__`, whose default is str(x)
         out += [(node.value, m, None) for m in FORMAT.get(node.conversion, FORMAT[-1])]
     else:
