@@ -14,12 +14,13 @@ ANY_KEY = ...
 class Binding:
     """One way a name gets a value.
 
-    kind: 'def' | 'class' | 'import' | 'assign' | 'annot' | 'iter' | 'with' | 'global'
+    kind: 'def' | 'class' | 'import' | 'assign' | 'annot' | 'iter' | 'with' | 'global' | 'caught'
     - def/class: `target` is the qualified name of the definition
     - import: `target` is the dotted name imported (module or module attribute)
     - assign: `expr` is the value, `path` the position inside tuple unpacking (() for plain)
     - iter: `expr` is the iterable (for-loops, comprehensions), `path` as for assign
     - annot: `expr` is a type annotation (`x: T` with or without a value)
+    - caught: `expr` is the class (or tuple of classes) an `except ... as x` clause names
     - item: `expr` was put into the container `x`. path () for one element (`x.append(e)`),
       ("*",) for the elements of an iterable (`x.extend(es)`), ("**",) for a mapping's items
       (`x.update(m)`), ("=",) for a subscript store (`x[k] = e`, whose key is `keys[-1]`);

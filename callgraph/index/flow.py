@@ -176,7 +176,7 @@ class Flow:
             self._record([h.type], anywhere)
             entry = anywhere
             if h.name and entry is not None:
-                entry = self._bind(entry, {h.name: [Binding("assign", None, ())]})
+                entry = self._bind(entry, {h.name: [Binding("caught", h.type, ())]})
             out = join(out, self.block(h.body, entry))
         if s.finalbody:
             # the finally block also runs on the way out of an uncaught exception

@@ -671,8 +671,8 @@ def bind_node(node: ast.AST, table: dict, scope_qual: str, package: str, local: 
             _add(table, node.name, Binding("def", target=f"{scope_qual}.{node.name}"))
     elif isinstance(node, ast.ClassDef):
         _add(table, node.name, Binding("class", target=f"{scope_qual}.{node.name}"))
-    elif isinstance(node, ast.ExceptHandler) and node.name:
-        _add(table, node.name, Binding("assign", None, ()))
+    elif isinstance(node, ast.ExceptHandler) and node.name:  # an exception the clause's classes name
+        _add(table, node.name, Binding("caught", node.type, ()))
     elif isinstance(node, ast.Global):
         for n in node.names:
             _add(table, n, Binding("global"))

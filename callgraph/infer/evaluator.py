@@ -20,7 +20,7 @@ from ..index import closures
 from ..index.project import Project
 from ..registries import Registries
 from ..index.scopes import MODULE_CODE, Binding, FuncInfo, ModuleInfo, first_param
-from ..semantics import (binding, bound, computed_getattr, contextmanager, decorators, isinstance_narrowing, leaf_annotation, module_getattr,
+from ..semantics import (binding, bound, caught, computed_getattr, contextmanager, decorators, isinstance_narrowing, leaf_annotation, module_getattr,
                          module_store, return_type)
 from ..semantics.builtins_model import builtin_lacks
 from ..semantics import containers
@@ -323,6 +323,8 @@ class Evaluator(Sequences, Annotations):
             return EMPTY
         if b.kind == "annot":
             return self.annotation(b.expr, Scope(scope.mod, scope.fn, scope.ctx), tags) if not b.path else EMPTY
+        if b.kind == "caught":  # `except E as e`: an instance of E or of a subclass
+            return caught.values(self, self.eval(b.expr, scope, tags))
         if b.expr is not None and scope.fn is not None and id(b.expr) in isinstance_narrowing.dead_nodes(self, scope.fn, scope):
             return EMPTY  # bound in a branch `isinstance` rules out in this context
         vals = self.eval(b.expr, scope, tags) if b.expr is not None else frozenset({VExt("exception")})

@@ -19,7 +19,7 @@ exploration records).
 """
 from __future__ import annotations
 
-from . import (absent_attribute, abstract_class, attribute_store, binding, bound, builtin_dunders, builtins_model, callbacks, class_hierarchy, class_of, computed_getattr, constructor,
+from . import (absent_attribute, abstract_class, attribute_store, binding, bound, builtin_dunders, builtins_model, callbacks, caught, class_hierarchy, class_of, computed_getattr, constructor,
                container_subclass, containers, contextmanager, decorators, descriptors, direct, enum_members, external, getattr_hook, init_attribute, init_chain,
                isinstance_narrowing, iter_protocol, iterators, key_functions, leaf_annotation, mapping_mixin, module_call, module_getattr, module_store, mro, none_narrowing, oracle, outside_results, partial, properties, rebound_store, registry, return_type, setattr_hook, submodules, super_call,
                triton_launch, typed_kwargs)
@@ -46,6 +46,7 @@ REGISTRY: tuple[Rule, ...] = (
     isinstance_narrowing.RULE,
     none_narrowing.RULE,
     contextmanager.RULE,
+    caught.RULE,
     properties.RULE,
     descriptors.RULE,
     getattr_hook.RULE,
