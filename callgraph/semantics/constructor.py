@@ -1,9 +1,11 @@
 """`constructor`: calling a class makes an instance and runs its `__init__` and `__new__`.
 
-A class whose `__init__` is generated runs its `__post_init__` too: a `@dataclass` whose body
+A class whose `__init__` is generated runs its `__post_init__` too: a `@dataclass` (or a class
+an in-tree decorator marked `@dataclass_transform` makes, PEP 681: vLLM's `@config`) whose body
 defines no `__init__` (its generated one replaces a base's, unless `init=False`), or one with no
 `__init__` in the tree along its MRO whose MRO has a dataclass or an outside base (msgspec,
-pydantic). Before, a target reached from a config's `__post_init__` was a false "unreachable".
+pydantic); a dataclass's generated `__init__` also calls its fields' default factories. Before,
+a target reached from a config's `__post_init__` was a false "unreachable".
 
 A class whose metaclass (`class A(metaclass=M)`, or a base's) is an in-tree class defining
 `__call__` runs that `M.__call__(cls, ...)` first (a singleton's or a registry's metaclass), as
@@ -26,7 +28,8 @@ from .rule import Call, CallArgs, Outcome, Rule
 
 class Constructor(Rule):
     """`Class(...)` runs `Class.__init__` (own or inherited) and `__new__`, and `__post_init__`
-    where the `__init__` is generated (a dataclass's), and an in-tree metaclass's `__call__`;
+    and the fields' default factories where the `__init__` is generated (a dataclass's, or one a
+    `@dataclass_transform` decorator makes), and an in-tree metaclass's `__call__`;
     `raise E` constructs `E`.
     An instance remembers the in-tree objects its `__init__` was given (one level of object
     sensitivity), so `self.model = model` in a wrapper is the model passed at that construction"""
@@ -41,17 +44,43 @@ class Constructor(Rule):
 
 def _dataclass(cm, qual: str) -> bool:
     """Whether `qual` itself is decorated `@dataclass` / `@dataclasses.dataclass(...)` (not
-    `init=False`): its `__init__` is generated, over any a base defines."""
+    `init=False`), or by an in-tree decorator marked `@dataclass_transform` (PEP 681: vLLM's
+    `@config`, which makes a pydantic dataclass): its `__init__` is generated, over any a base
+    defines. Memoised per class."""
     info = cm.info(qual)
     if info is None:
         return False
+    found = _DATACLASS.get(info)
+    if found is None:
+        found = _DATACLASS[info] = _decorated_dataclass(cm, info)
+    return found
+
+
+def _decorated_dataclass(cm, info) -> bool:
     for dec in info.node.decorator_list:
         node = dec.func if isinstance(dec, ast.Call) else dec
         name = node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", "")
         if name == "dataclass":
             return not (isinstance(dec, ast.Call) and any(
                 k.arg == "init" and isinstance(k.value, ast.Constant) and k.value.value is False for k in dec.keywords))
+        if _transforms(cm, node, info):
+            return True
     return False
+
+
+def _transforms(cm, node: ast.AST, info) -> bool:
+    """Whether the decorator `node` names an in-tree function marked `@dataclass_transform`
+    (`typing` / `typing_extensions`; on the implementation or an `@overload` of it)."""
+    if not isinstance(node, (ast.Name, ast.Attribute)):
+        return False
+    for v in cm.ev.eval(node, Scope(info.module), set()):
+        fn = cm.ev.p.functions.get(v.qual) if v.__class__ is VFunc else None
+        if fn is not None and any(d.rpartition(".")[2] == "dataclass_transform" for d in fn.decorators):
+            return True
+    return False
+
+
+_DATACLASS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 def raised(node: ast.AST) -> list[ast.Call]:
