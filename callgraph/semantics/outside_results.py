@@ -10,8 +10,10 @@ unresolved. Only the arguments the evaluator reads for an outside callee are loo
 attributes, lambdas: `calls.args(light=True)`); an in-tree object built inside a nested call or a
 list display passed to an outside function is not seen, and stays a documented gap. Builtins
 (modelled or data-returning: `len`, `isinstance`, `str`), methods of outside classes
-(`nn.Module.__init__(self)`, `Function.apply`), logging, and the modules that only keep or copy
-what they are given (`callbacks.KEEPING_PREFIXES`; `copy` is the builtins model's) are left out.
+(`nn.Module.__init__(self)`, `Function.apply`), logging, typing (`TypeVar(..., bound=C)`),
+torch's functions (they return tensors), field specifiers (`field(default_factory=C)`), and the
+modules that only keep or copy what they are given (`callbacks.KEEPING_PREFIXES`; `copy` is the
+builtins model's) are left out.
 """
 from __future__ import annotations
 
@@ -20,9 +22,15 @@ from . import callbacks
 from .rule import Call, Outcome, Rule
 
 
-# Outside callees whose results are data or nothing: builtins (the modelled ones answer before
-# this rule), logging and warnings.
-QUIET_PREFIXES = ("builtins.", "logging.", "logger.", "warnings.")
+# Outside callees whose results are data, type constructs or nothing, never an object handed
+# to them: builtins (the modelled ones answer before this rule), logging and warnings, typing
+# (`TypeVar("T", bound=Layer)`), torch's functions (tensors: an in-tree `__torch_function__` is
+# not followed, docs/rules.md), ctypes and inspect.
+QUIET_PREFIXES = ("builtins.", "logging.", "logger.", "warnings.", "typing.", "typing_extensions.", "torch.",
+                  "ctypes.", "inspect.")
+# Field specifiers (`dataclasses.field(default_factory=Cfg)`, msgspec's, pydantic's `Field`)
+# describe a field; the factory they are given runs at construction (constructor.py).
+FIELD_SPECIFIERS = frozenset({"field", "Field"})
 
 
 class OutsideResults(Rule):
@@ -37,7 +45,8 @@ class OutsideResults(Rule):
 
     def applies(self, call: Call) -> bool:
         name = call.value.name
-        return not name.startswith(QUIET_PREFIXES) and callbacks.may_call_instances(name)
+        return (not name.startswith(QUIET_PREFIXES) and name.rpartition(".")[2] not in FIELD_SPECIFIERS
+                and callbacks.may_call_instances(name))
 
     def apply(self, call: Call) -> Outcome:
         args = call.args
