@@ -68,7 +68,7 @@ METHODS: dict[str, tuple[str, ...]] = {
     **{m: _TEXT for m in ("format", "format_map", "debug", "info", "warning", "warn", "error", "exception",
                           "critical", "log", "write")},
     "join": _ITER + _TEXT, "update": _ITER + _HASH + ("keys",), "extend": _ITER, "fromkeys": _ITER + _HASH,
-    **{m: names for m, names in _OUTSIDE.items()},
+    **_OUTSIDE,
 }
 
 

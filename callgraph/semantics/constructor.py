@@ -17,6 +17,7 @@ import ast
 import weakref
 from typing import FrozenSet
 
+from ..index.decorator_names import decorator_name
 from ..index.scopes import FuncInfo
 from ..values import Value, VClass, VConst, VFunc, VInst, VPartial, VSeq
 from . import abstract_class, descriptors, external
@@ -81,6 +82,9 @@ def _transforms(cm, node: ast.AST, info) -> bool:
 
 
 _DATACLASS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+# The calls that specify a field, by their last name (`dataclasses.field`, msgspec's, pydantic's
+# `Field`): their `default_factory` runs at construction (`factories`).
+FIELD_SPECIFIERS = frozenset({"field", "Field"})
 
 
 def raised(node: ast.AST) -> list[ast.Call]:
@@ -159,9 +163,7 @@ def factories(info) -> list[ast.Call]:
             value = stmt.value if isinstance(stmt, (ast.AnnAssign, ast.Assign)) else None
             if not isinstance(value, ast.Call):
                 continue
-            func = value.func
-            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-            if name not in ("field", "Field"):
+            if decorator_name(value.func).rpartition(".")[2] not in FIELD_SPECIFIERS:
                 continue
             for kw in value.keywords:
                 if kw.arg == "default_factory":

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from ..values import VClass, VExt, VInst, VSeq, VUnknown
 from . import callbacks
+from .constructor import FIELD_SPECIFIERS
 from .rule import Call, Outcome, Rule
 
 
@@ -28,9 +29,8 @@ from .rule import Call, Outcome, Rule
 # not followed, docs/rules.md), ctypes and inspect.
 QUIET_PREFIXES = ("builtins.", "logging.", "logger.", "warnings.", "typing.", "typing_extensions.", "torch.",
                   "ctypes.", "inspect.")
-# Field specifiers (`dataclasses.field(default_factory=Cfg)`, msgspec's, pydantic's `Field`)
+# Field specifiers (`constructor.FIELD_SPECIFIERS`: `dataclasses.field(default_factory=Cfg)`)
 # describe a field; the factory they are given runs at construction (constructor.py).
-FIELD_SPECIFIERS = frozenset({"field", "Field"})
 
 
 class OutsideResults(Rule):
