@@ -233,15 +233,19 @@ class ClassModel:
             else:
                 out |= enum_members.attribute(self, v, attr, tags) or frozenset()  # `member.value`, `.name`
         out = init_attribute.assigned(self.ev, v, attr, out, tags)
+        given = bool(out)  # by the class itself (not by an override below it)
         if not v.exact:  # known by its base type: every override may run
             out |= class_hierarchy.attribute(self, v, attr, tags)
-        if not out and attr == "__call__" and self.is_module(v.qual):
+        if not given and attr == "__call__" and self.is_module(v.qual):
             # `layer.__call__` (handed to a checkpointing helper, or called) of a module with no
-            # __call__ of its own is nn.Module.__call__, which runs forward
+            # __call__ of its own is nn.Module.__call__, which runs forward (whether or not a
+            # subclass below overrides __call__: the class's own instances run this one)
             fwd = self.method(v.qual, "forward")
             if fwd is not None:
                 tags.add("module-call")
                 out |= self.bind_method(fwd[0], v, v.qual, tags)
+        if attr == "__call__" and not v.exact:  # ... and so does each module subclass's
+            out |= class_hierarchy.module_calls(self, v, tags)
         if not out:
             out |= container_subclass.item_methods(v, attr)  # `obj.get(k)` of a dict subclass
         if not out:

@@ -34,7 +34,9 @@ class ClassHierarchy(Rule):
     dispatches to their overrides too; its attributes hold what each subclass's own code assigns
     them (`self.proj = ...` in a subclass's `__init__`, a class attribute it redefines) beside what
     the base gives; a `type[X]` annotation is the class `X` or any in-tree subclass of it
-    (calling it constructs one)"""
+    (calling it constructs one); `x.__call__` read on it is also each `nn.Module` subclass's
+    `forward` (one with no in-tree `__call__` takes torch's, which runs it: a mixin's
+    `self.__call__`)"""
 
     name = "class-hierarchy"
     where = ("semantics/class_hierarchy.py", "infer/classes.py", "semantics/module_call.py", "semantics/oracle.py")
@@ -82,6 +84,28 @@ def cone_methods(ev, owners: FrozenSet[Value], name: str, keep=None) -> list:
                 if below is not None and (keep is None or keep(below[0], name)):
                     out.append((below[0], VInst(sub, exact=False)))
     return out
+
+
+def module_calls(classes, v: VInst, tags: set[str]) -> FrozenSet[Value]:
+    """`v.__call__` for `v` known by its base type: each in-tree subclass that is an
+    `nn.Module` and has no in-tree `__call__` takes torch's, which runs the subclass's
+    `forward`: that `forward`, bound to an instance of the subclass or below (`receiver`). A
+    mixin that is no module itself (transformers' `GenerationMixin.get_compiled_call` returns
+    `self.__call__`, which `_sample` and `_prefill` call) read only its own and the in-tree
+    `__call__` overrides: "has no attribute '__call__'", or a few overrides' edges where every
+    model's `forward` runs. (A subclass with an in-tree `__call__` is `attribute`'s.)"""
+    if v.exact:
+        return frozenset()
+    own = set(classes.mro(v.qual))
+    out: set[Value] = set()
+    for sub in classes.overriders(v.qual, ("forward",)):
+        if classes.method(sub, "__call__") is not None or not classes.is_module(sub):
+            continue
+        fwd = classes.method(sub, "forward")
+        if fwd is not None and fwd[1] not in own:
+            tags.add(RULE.name)
+            out |= classes.bind_method(fwd[0], receiver(sub), sub, tags)
+    return frozenset(out)
 
 
 def assigned_below(classes, v: VInst, attr: str, tags: set[str]) -> FrozenSet[Value]:
